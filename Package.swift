@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "HybridInference",
+  products: [
+    .library(name: "HybridInference", targets: ["HybridInference"]),
+  ],
+  targets: [
+    .target(
+      name: "HybridInference",
+      path: "Sources/HybridInference"
+    ),
+    .testTarget(
+      name: "HybridInferenceTests",
+      dependencies: ["HybridInference"],
+      path: "Tests/HybridInferenceTests"
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

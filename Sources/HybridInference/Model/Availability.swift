@@ -1,0 +1,38 @@
+/// Whether a model can answer now, and if not, why.
+public enum Availability: Sendable, Hashable, CustomStringConvertible {
+  case available
+  case unavailable(UnavailableReason)
+
+  /// Whether this is `.available`.
+  public var isAvailable: Bool { self == .available }
+
+  public var description: String {
+    switch self {
+    case .available: "available"
+    case .unavailable(let reason): "unavailable (\(reason))"
+    }
+  }
+}
+
+/// Why a model cannot answer. Match it with a default case: more may come.
+public enum UnavailableReason: Sendable, Hashable, CustomStringConvertible {
+  /// llama.cpp cannot run here: the CPU lacks what the build needs, or memory
+  /// is too small for the model.
+  case deviceNotEligible
+  /// On-device inference is switched off by the app or the user
+  /// (`HYBRID_INFERENCE_DISABLE_LOCAL=1`).
+  case localInferenceNotEnabled
+  /// The model file is missing, incomplete or not a GGUF file.
+  case modelNotReady
+  /// No API key: neither given nor in `GEMINI_API_KEY` or `GOOGLE_API_KEY`.
+  case missingAPIKey
+
+  public var description: String {
+    switch self {
+    case .deviceNotEligible: "the device is not eligible for on-device inference"
+    case .localInferenceNotEnabled: "on-device inference is switched off"
+    case .modelNotReady: "the on-device model file is missing or not ready"
+    case .missingAPIKey: "no API key is set (GEMINI_API_KEY or GOOGLE_API_KEY)"
+    }
+  }
+}

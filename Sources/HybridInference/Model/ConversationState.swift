@@ -1,0 +1,30 @@
+import Synchronization
+
+/// Storage that lives as long as one session, for backends to keep state
+/// between turns (the on-device model keeps its llama context and KV cache here).
+///
+/// When the session is released, so is everything stored here. The lock only
+/// guards the dictionary; the session sends one request at a time, so a stored
+/// object is never used by two requests of the same session at once.
+public final class ConversationState: Sendable {
+  private let storage = Mutex<[String: any AnyObject & Sendable]>([:])
+
+  public init() {}
+
+  /// The object stored under `key`, created by `make` on first use.
+  public func value<Value: AnyObject & Sendable>(
+    forKey key: String, orInsert make: () throws -> Value
+  ) rethrows -> Value {
+    try storage.withLock { values in
+      if let existing = values[key] as? Value { return existing }
+      let created = try make()
+      values[key] = created
+      return created
+    }
+  }
+
+  /// Drops the object stored under `key`, if any.
+  public func removeValue(forKey key: String) {
+    _ = storage.withLock { $0.removeValue(forKey: key) }
+  }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Every failure the library reports, in a form an app can switch on.
+///
+/// Cancellation is not a case: a cancelled request throws Swift's own
+/// `CancellationError`, which is what structured-concurrency code already
+/// handles. No description ever contains an API key.
+public enum HybridInferenceError: Error, Sendable {
+  /// The model cannot answer now (see the reason).
+  case unavailable(model: String, reason: UnavailableReason)
+  /// The model cannot serve this kind of request (say, content it does not take).
+  case unsupportedRequest(String)
+  /// The conversation, the prompt and room for the answer need more tokens than
+  /// the context window holds. Nothing was decoded.
+  case contextWindowExceeded(contextSize: Int, tokenCount: Int)
+  /// The cloud could not be reached: no route, DNS failure, refused or lost
+  /// connection, or a connect timeout. Never an HTTP status.
+  case offline(URLError)
+  /// The cloud answered with an error status.
+  case cloudAPI(CloudAPIError)
+  /// The prompt was blocked; the raw response carries the feedback.
+  case promptBlocked(reason: PromptFeedback.BlockReason?, response: GenerateContentResponse)
+  /// The answer was withheld or cut for a policy reason (SAFETY, RECITATION, ...).
+  case responseStopped(reason: FinishReason, response: GenerateContentResponse)
+  /// The server's reply could not be understood.
+  case malformedResponse(String)
+  /// The model file is not a usable GGUF file.
+  case invalidModelFile(path: String, reason: String)
+  /// The on-device model failed while loading or generating.
+  case generationFailed(String)
+  /// An option is out of range; nothing was sent.
+  case invalidOptions(String)
+  /// The prompt is empty; nothing was sent.
+  case emptyPrompt
+  /// The session is already answering; it takes one request at a time.
+  case concurrentRequests
+  /// A hybrid tried both models and both failed.
+  case bothModelsFailed(primary: any Error, secondary: any Error)
+}
+
+extension HybridInferenceError: CustomStringConvertible, LocalizedError {
+  public var description: String {
+    switch self {
+    case .unavailable(let model, let reason):
+      "\(model) is unavailable: \(reason)"
+    case .unsupportedRequest(let why):
+      "unsupported request: \(why)"
+    case .contextWindowExceeded(let contextSize, let tokenCount):
+      "the request needs \(tokenCount) tokens but the context window holds \(contextSize)"
+    case .offline(let error):
+      "offline: \(Self.describe(error))"
+    case .cloudAPI(let error):
+      error.description
+    case .promptBlocked(let reason, let response):
+      "the prompt was blocked (\(reason?.rawValue ?? "no reason given")"
+        + (response.promptFeedback?.blockReasonMessage.map { ": \($0)" } ?? "") + ")"
+    case .responseStopped(let reason, _):
+      "the response was stopped (\(reason.rawValue))"
+    case .malformedResponse(let why):
+      "malformed response: \(why)"
+    case .invalidModelFile(let path, let reason):
+      "invalid model file \(path): \(reason)"
+    case .generationFailed(let why):
+      "on-device generation failed: \(why)"
+    case .invalidOptions(let why):
+      "invalid options: \(why)"
+    case .emptyPrompt:
+      "the prompt is empty"
+    case .concurrentRequests:
+      "the session is already responding; send one request at a time"
+    case .bothModelsFailed(let primary, let secondary):
+      "both models failed; primary: \(Self.describe(primary)); secondary: \(Self.describe(secondary))"
+    }
+  }
+
+  public var errorDescription: String? { description }
+
+  /// A URLError's code and failing host, never its full URL or user info,
+  /// which could carry credentials.
+  static func describe(_ error: any Error) -> String {
+    if let urlError = error as? URLError {
+      let host = urlError.failingURL?.host.map { " (\($0))" } ?? ""
+      return "URLError \(urlError.code.rawValue)\(host)"
+    }
+    return String(describing: error)
+  }
+}

@@ -1,0 +1,57 @@
+/// What a backend provides to a `GenerativeModelSession`.
+///
+/// A backend answers a `ModelRequest` (the whole transcript plus the options)
+/// either at once or as a stream of deltas. It does not keep the conversation
+/// itself: the session hands it every turn on every request, which is what lets
+/// a conversation move between models on a fallback. A backend that wants to
+/// reuse work between turns (the on-device KV cache) keeps it in
+/// `ModelRequest.conversation`.
+///
+/// Adding a backend means one new type conforming to this protocol; routing,
+/// transcripts, snapshots and validation come from the library.
+public protocol LanguageModel: Sendable {
+  /// The name that `GenerateContentResponse.modelVersion` carries when this
+  /// model answers.
+  var modelVersion: String { get }
+
+  /// Where the model runs; decides which failures a hybrid may fall back from.
+  var placement: ModelPlacement { get }
+
+  /// Whether the model can answer now. Cheap: no network and no model load.
+  var availability: Availability { get }
+
+  /// Answers the request in one piece.
+  func respond(to request: ModelRequest) async throws -> GenerateContentResponse
+
+  /// Answers the request as a stream of deltas, each a `GenerateContentResponse`
+  /// holding only what is new. The stream ends when the answer is complete and
+  /// throws on failure; terminating it cancels the generation.
+  func streamResponse(to request: ModelRequest)
+    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+}
+
+extension LanguageModel {
+  /// Whether `availability` is `.available`.
+  public var isAvailable: Bool { availability.isAvailable }
+
+  /// Collects the stream, for backends that only stream.
+  public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
+    var accumulator = ResponseAccumulator()
+    for try await delta in streamResponse(to: request) {
+      accumulator.add(delta)
+    }
+    try Task.checkCancellation()
+    guard let response = accumulator.response else {
+      throw HybridInferenceError.malformedResponse("\(modelVersion) ended without a response")
+    }
+    return response
+  }
+}
+
+/// Where a model runs.
+public enum ModelPlacement: Sendable, Hashable {
+  /// On this machine: any failure of its own is a reason to try the cloud.
+  case onDevice
+  /// Behind the network: only being offline is a reason to try the device.
+  case cloud
+}

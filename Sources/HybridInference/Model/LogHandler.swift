@@ -1,0 +1,89 @@
+import Foundation
+
+/// Where the library reports what it does: every fallback with its reason, and
+/// llama.cpp's own log lines.
+///
+/// A value holding a closure, so an app can forward to its own logging system
+/// without the library depending on a package.
+public struct LogHandler: Sendable {
+  private let handle: @Sendable (LogRecord) -> Void
+
+  /// A handler that passes every record to `handle`.
+  public init(_ handle: @escaping @Sendable (LogRecord) -> Void) {
+    self.handle = handle
+  }
+
+  /// Passes `record` on.
+  public func log(_ record: LogRecord) { handle(record) }
+
+  /// Writes one line per record at `.warning` or above to standard error
+  /// (fallbacks are warnings; llama.cpp's chatter is not).
+  public static let standardError = LogHandler { record in
+    guard record.level >= .warning else { return }
+    FileHandle.standardError.write(Data("hybrid-inference: \(record.message)\n".utf8))
+  }
+
+  /// Drops everything.
+  public static let silent = LogHandler { _ in }
+}
+
+/// One thing the library reports.
+public struct LogRecord: Sendable {
+  public var level: LogLevel
+  /// Which part of the library speaks.
+  public var category: Category
+  public var message: String
+  /// Set when the record reports a fallback.
+  public var fallback: FallbackEvent?
+
+  public init(level: LogLevel, category: Category, message: String, fallback: FallbackEvent? = nil) {
+    self.level = level
+    self.category = category
+    self.message = message
+    self.fallback = fallback
+  }
+
+  /// The part of the library a record comes from.
+  public enum Category: String, Sendable, Hashable {
+    case routing, cloud, local, llama
+  }
+}
+
+/// How much a record matters.
+public enum LogLevel: Int, Sendable, Hashable, Comparable {
+  case debug, info, warning, error
+
+  public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A hybrid moved a request from one model to the other.
+public struct FallbackEvent: Sendable, CustomStringConvertible {
+  /// The model that did not answer.
+  public var from: String
+  /// The model that was asked instead.
+  public var to: String
+  public var reason: Reason
+
+  public init(from: String, to: String, reason: Reason) {
+    self.from = from
+    self.to = to
+    self.reason = reason
+  }
+
+  /// Why the first model did not answer.
+  public enum Reason: Sendable, CustomStringConvertible {
+    /// It was unavailable before the request.
+    case unavailable(UnavailableReason)
+    /// It failed with this error.
+    case failed(any Error)
+
+    public var description: String {
+      switch self {
+      case .unavailable(let reason): "unavailable: \(reason)"
+      case .failed(let error): "failed: \(HybridInferenceError.describe(error))"
+      }
+    }
+  }
+
+  public var description: String { "falling back from \(from) to \(to): \(reason)" }
+}

@@ -1,0 +1,142 @@
+/// Two models, one preferred: the primary answers when it can, the secondary
+/// when the routing rules allow (see `FallbackRule`).
+///
+/// A value, so it can be stored and compared like any option, and itself a
+/// `LanguageModel`, so hybrids nest.
+public struct HybridModel: LanguageModel {
+  /// The model asked first.
+  public let primary: any LanguageModel
+  /// The model asked when the primary cannot answer.
+  public let secondary: any LanguageModel
+
+  public init(primary: any LanguageModel, secondary: any LanguageModel) {
+    self.primary = primary
+    self.secondary = secondary
+  }
+
+  /// Names both models, primary first.
+  public var modelVersion: String { "hybrid(\(primary.modelVersion), \(secondary.modelVersion))" }
+
+  /// The primary's placement: it sets which failures fall back.
+  public var placement: ModelPlacement { primary.placement }
+
+  /// Available when either model is; otherwise the primary's reason.
+  public var availability: Availability {
+    let primaryAvailability = primary.availability
+    if primaryAvailability.isAvailable { return .available }
+    return secondary.isAvailable ? .available : primaryAvailability
+  }
+
+  public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
+    let primaryError: any Error
+    switch primary.availability {
+    case .available:
+      do {
+        return try await primary.respond(to: request.addressed(to: primary))
+      } catch {
+        guard FallbackRule.allowsFallback(after: error, primaryPlacement: primary.placement) else {
+          throw error
+        }
+        primaryError = error
+        logFallback(.failed(error), request)
+      }
+    case .unavailable(let reason):
+      primaryError = HybridInferenceError.unavailable(model: primary.modelVersion, reason: reason)
+      logFallback(.unavailable(reason), request)
+    }
+    do {
+      try checkSecondaryAvailable()
+      return try await secondary.respond(to: request.addressed(to: secondary))
+    } catch {
+      if FallbackRule.isCancellation(error) { throw error }
+      throw HybridInferenceError.bothModelsFailed(primary: primaryError, secondary: error)
+    }
+  }
+
+  public func streamResponse(to request: ModelRequest)
+    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+  {
+    AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          try await streamWithFallback(request, into: continuation)
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  /// Streams from the primary; falls back only while no text has reached the
+  /// caller. Deltas without text (usage, metadata) are held back until the
+  /// first text so that a failure right after them can still fall back.
+  private func streamWithFallback(
+    _ request: ModelRequest,
+    into continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+  ) async throws {
+    let primaryError: any Error
+    switch primary.availability {
+    case .available:
+      var heldBack: [GenerateContentResponse] = []
+      var deliveredText = false
+      do {
+        for try await delta in primary.streamResponse(to: request.addressed(to: primary)) {
+          if deliveredText {
+            continuation.yield(delta)
+          } else if delta.text.isEmpty && delta.thoughtText.isEmpty {
+            heldBack.append(delta)
+          } else {
+            deliveredText = true
+            for held in heldBack { continuation.yield(held) }
+            heldBack.removeAll()
+            continuation.yield(delta)
+          }
+        }
+        for held in heldBack { continuation.yield(held) }
+        return
+      } catch {
+        guard !deliveredText,
+          FallbackRule.allowsFallback(after: error, primaryPlacement: primary.placement)
+        else { throw error }
+        primaryError = error
+        logFallback(.failed(error), request)
+      }
+    case .unavailable(let reason):
+      primaryError = HybridInferenceError.unavailable(model: primary.modelVersion, reason: reason)
+      logFallback(.unavailable(reason), request)
+    }
+    do {
+      try checkSecondaryAvailable()
+      for try await delta in secondary.streamResponse(to: request.addressed(to: secondary)) {
+        continuation.yield(delta)
+      }
+    } catch {
+      if FallbackRule.isCancellation(error) { throw error }
+      throw HybridInferenceError.bothModelsFailed(primary: primaryError, secondary: error)
+    }
+  }
+
+  private func checkSecondaryAvailable() throws {
+    if case .unavailable(let reason) = secondary.availability {
+      throw HybridInferenceError.unavailable(model: secondary.modelVersion, reason: reason)
+    }
+  }
+
+  private func logFallback(_ reason: FallbackEvent.Reason, _ request: ModelRequest) {
+    let event = FallbackEvent(from: primary.modelVersion, to: secondary.modelVersion, reason: reason)
+    request.logHandler.log(
+      LogRecord(level: .warning, category: .routing, message: event.description, fallback: event))
+  }
+}
+
+extension LanguageModel where Self == HybridModel {
+  /// A hybrid of two models: `.hybridModel(primary: local, secondary: cloud)`
+  /// prefers the device, `.hybridModel(primary: cloud, secondary: local)` the cloud.
+  public static func hybridModel(primary: any LanguageModel, secondary: any LanguageModel)
+    -> HybridModel
+  {
+    HybridModel(primary: primary, secondary: secondary)
+  }
+}

@@ -1,0 +1,74 @@
+import HybridInference
+import XCTest
+
+/// DESIGN.md §2, rule 8, and request-time validation of options.
+final class OptionsRoutingTests: XCTestCase {
+  private let logs = LogRecorder()
+
+  func testGenerationConfigReachesOnlyCloud_generationOptionsOnlyLocal() async throws {
+    let local = ScriptedModel("local", placement: .onDevice)
+    let cloud = ScriptedModel("cloud", placement: .cloud)
+    local.enqueue(.fail(ScriptedError.decode))
+    let config = GenerationConfig(
+      temperature: 0.8, topP: 0.9, thinkingConfig: ThinkingConfig(thinkingLevel: .high))
+    let options = GenerationOptions(sampling: .random(probabilityThreshold: 0.9), temperature: 0.8)
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: local, secondary: cloud), logHandler: logs.handler)
+    _ = try await session.respond(
+      to: "Hi", options: .hybrid(gemini: config, foundationModels: options))
+
+    let localOptions = try XCTUnwrap(local.requests.first?.options)
+    XCTAssertEqual(localOptions.foundationModels, options)
+    XCTAssertNil(localOptions.gemini, "the local model must not see the cloud's config")
+    let cloudOptions = try XCTUnwrap(cloud.requests.first?.options)
+    XCTAssertEqual(cloudOptions.gemini, config)
+    XCTAssertNil(cloudOptions.foundationModels, "the cloud must not see the local options")
+  }
+
+  func testNilHalf_meansDefaultsForThatModel() async throws {
+    let local = ScriptedModel("local", placement: .onDevice)
+    let session = GenerativeModelSession(model: local, logHandler: logs.handler)
+    _ = try await session.respond(to: "Hi", options: .gemini(GenerationConfig(temperature: 1)))
+    let received = try XCTUnwrap(local.requests.first?.options)
+    XCTAssertEqual(received, .default)
+  }
+
+  func testOutOfRangeOptions_areTypedErrorsAtRequestTime() async throws {
+    let invalid: [HybridGenerationOptions] = [
+      .gemini(GenerationConfig(temperature: -0.1)),
+      .gemini(GenerationConfig(topP: 1.5)),
+      .gemini(GenerationConfig(topP: -0.1)),
+      .gemini(GenerationConfig(maxOutputTokens: 0)),
+      .gemini(GenerationConfig(topK: 0)),
+      .foundationModels(GenerationOptions(temperature: -1)),
+      .foundationModels(GenerationOptions(maximumResponseTokens: 0)),
+      .foundationModels(GenerationOptions(sampling: .random(top: 0))),
+      .foundationModels(GenerationOptions(sampling: .random(probabilityThreshold: 1.5))),
+    ]
+    let local = ScriptedModel("local", placement: .onDevice)
+    let session = GenerativeModelSession(model: local, logHandler: logs.handler)
+    for options in invalid {
+      do {
+        _ = try await session.respond(to: "Hi", options: options)
+        XCTFail("\(options) must be refused")
+      } catch HybridInferenceError.invalidOptions(let why) {
+        XCTAssertFalse(why.isEmpty)
+      }
+      do {
+        _ = try await session.streamResponse(to: "Hi", options: options).collect()
+        XCTFail("\(options) must be refused when streaming")
+      } catch HybridInferenceError.invalidOptions {}
+    }
+    XCTAssertTrue(local.requests.isEmpty, "nothing is sent with invalid options")
+    XCTAssertFalse(session.isResponding)
+  }
+
+  func testEmptyPrompt_isRefused() async throws {
+    let session = GenerativeModelSession(
+      model: ScriptedModel("local", placement: .onDevice), logHandler: logs.handler)
+    do {
+      _ = try await session.respond(to: "")
+      XCTFail("must throw")
+    } catch HybridInferenceError.emptyPrompt {}
+  }
+}

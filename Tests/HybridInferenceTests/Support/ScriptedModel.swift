@@ -1,0 +1,138 @@
+import Foundation
+import HybridInference
+import Synchronization
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A model that answers from a script, for routing tests. Test target only.
+final class ScriptedModel: LanguageModel {
+  /// What the model does with one request.
+  enum Step: Sendable {
+    /// Streams these text deltas, then finishes with STOP.
+    case answer([String])
+    /// Throws before producing anything.
+    case fail(any Error)
+    /// Streams these deltas, then throws.
+    case failAfter([String], any Error)
+    /// Streams a delta without text (usage only), then throws.
+    case failAfterMetadata(any Error)
+    /// Waits until cancelled.
+    case hang
+  }
+
+  let modelVersion: String
+  let placement: ModelPlacement
+  private let state: Mutex<State>
+
+  private struct State {
+    var availability: Availability
+    var script: [Step]
+    var requests: [ModelRequest] = []
+    var cancellations = 0
+  }
+
+  init(
+    _ modelVersion: String, placement: ModelPlacement, availability: Availability = .available,
+    script: [Step] = []
+  ) {
+    self.modelVersion = modelVersion
+    self.placement = placement
+    self.state = Mutex(State(availability: availability, script: script))
+  }
+
+  var availability: Availability {
+    get { state.withLock { $0.availability } }
+  }
+
+  func setAvailability(_ availability: Availability) {
+    state.withLock { $0.availability = availability }
+  }
+
+  func enqueue(_ steps: Step...) {
+    state.withLock { $0.script.append(contentsOf: steps) }
+  }
+
+  /// Every request the model received, in order.
+  var requests: [ModelRequest] { state.withLock { $0.requests } }
+
+  /// How many requests ended by cancellation.
+  var cancellations: Int { state.withLock { $0.cancellations } }
+
+  func streamResponse(to request: ModelRequest)
+    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+  {
+    let step = state.withLock { state -> Step in
+      state.requests.append(request)
+      return state.script.isEmpty ? .answer(["\(modelVersion) default"]) : state.script.removeFirst()
+    }
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          try await self.play(step, into: continuation)
+          continuation.finish()
+        } catch {
+          if error is CancellationError { self.state.withLock { $0.cancellations += 1 } }
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  private func play(
+    _ step: Step, into continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+  ) async throws {
+    switch step {
+    case .answer(let deltas):
+      for delta in deltas { continuation.yield(textDelta(delta)) }
+      continuation.yield(finalDelta())
+    case .fail(let error):
+      throw error
+    case .failAfter(let deltas, let error):
+      for delta in deltas { continuation.yield(textDelta(delta)) }
+      throw error
+    case .failAfterMetadata(let error):
+      continuation.yield(finalDelta(finishReason: nil))
+      throw error
+    case .hang:
+      while true {
+        try await Task.sleep(for: .milliseconds(5))
+      }
+    }
+  }
+
+  private func textDelta(_ text: String) -> GenerateContentResponse {
+    GenerateContentResponse(
+      candidates: [Candidate(content: Content(role: "model", text: text))],
+      modelVersion: modelVersion)
+  }
+
+  private func finalDelta(finishReason: FinishReason? = .stop) -> GenerateContentResponse {
+    GenerateContentResponse(
+      candidates: finishReason.map { [Candidate(finishReason: $0)] } ?? [],
+      usageMetadata: UsageMetadata(promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5),
+      modelVersion: modelVersion)
+  }
+}
+
+/// Collects log records, for asserting what the library reported.
+final class LogRecorder: Sendable {
+  private let records = Mutex<[LogRecord]>([])
+
+  var handler: LogHandler {
+    LogHandler { record in self.records.withLock { $0.append(record) } }
+  }
+
+  var fallbacks: [FallbackEvent] { records.withLock { $0.compactMap(\.fallback) } }
+}
+
+/// Errors the scripted models throw.
+enum ScriptedError {
+  static let offline = HybridInferenceError.offline(URLError(.cannotConnectToHost))
+  static func api(_ status: Int) -> HybridInferenceError {
+    .cloudAPI(CloudAPIError(httpStatus: status, status: "STATUS_\(status)", message: "scripted \(status)"))
+  }
+  static let decode = HybridInferenceError.generationFailed("llama_decode returned -1")
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Builds llama.cpp (the copy vendored in the llama-cpp-python sdist from PyPI) as shared
+# libraries into $LLAMA_PREFIX and writes $LLAMA_PREFIX/lib/pkgconfig/llama.pc.
+# Does nothing when a llama.pc is already visible to pkg-config, or when the stamp matches.
+#
+# Env: PREFIX (install prefix), LLAMA_NATIVE=ON|OFF (GGML_NATIVE, default ON),
+#      LLAMA_BENCH=ON|OFF (also build llama-bench, default ON),
+#      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
+#      HI_PYPI_URL (default https://pypi.org), JOBS (parallel build jobs).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
+LLAMA_BENCH="${LLAMA_BENCH:-ON}"
+HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
+
+# 1. A llama.cpp already visible to pkg-config (other than our own prefix) wins.
+if command -v pkg-config >/dev/null 2>&1; then
+    own="$LLAMA_PREFIX/lib/pkgconfig"
+    filtered=""
+    IFS=: read -r -a _pcdirs <<< "${PKG_CONFIG_PATH:-}"
+    for d in "${_pcdirs[@]:-}"; do
+        [ -z "$d" ] && continue
+        [ "${d%/}" = "$own" ] && continue
+        filtered="${filtered:+$filtered:}$d"
+    done
+    if PKG_CONFIG_PATH="$filtered" pkg-config --exists llama 2>/dev/null; then
+        exit 0
+    fi
+fi
+
+# 2. Our own build, if it is complete and was made with the same settings.
+STAMP="$LLAMA_PREFIX/.stamp"
+STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE bench=$LLAMA_BENCH shared=ON type=Release"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] \
+   && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ]; then
+    exit 0
+fi
+
+# 3. Build.
+"$HI_SCRIPTS/setup-python.sh"
+CMAKE="$HI_VENV/bin/cmake"
+NINJA="$HI_VENV/bin/ninja"
+[ -x "$CMAKE" ] && [ -x "$NINJA" ] || hi_die "cmake/ninja missing from $HI_VENV (run scripts/setup-python.sh)"
+command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 \
+    || hi_die "no C++ compiler found (on Debian/Ubuntu: apt-get install build-essential)"
+
+JOBS="${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+case "$JOBS" in 1|2) est=12;; 3|4) est=7;; *) est=4;; esac
+hi_log "building llama.cpp $LLAMA_CPP_PYTHON_VERSION (first run only, ~$est min)..."
+t0=$(date +%s)
+
+mkdir -p "$HI_CACHE/build"
+WORK="$(mktemp -d "$HI_CACHE/build/llama.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+SDIST_NAME="llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
+SDIST="$WORK/$SDIST_NAME"
+if [ -n "${LLAMA_SDIST:-}" ]; then
+    [ -f "$LLAMA_SDIST" ] || hi_die "LLAMA_SDIST=$LLAMA_SDIST does not exist"
+    SDIST="$LLAMA_SDIST"
+else
+    hi_log "downloading $SDIST_NAME from PyPI"
+    if ! "$HI_VENV/bin/python" - "$HI_PYPI_URL" "$LLAMA_CPP_PYTHON_VERSION" "$SDIST_NAME" "$SDIST" <<'PY'
+import json, sys, urllib.parse, urllib.request, shutil
+base, ver, name, dest = sys.argv[1:5]
+url = None
+for api in (f"{base}/pypi/llama-cpp-python/{ver}/json", f"{base}/pypi/llama-cpp-python/json"):
+    try:
+        with urllib.request.urlopen(api, timeout=60) as r:
+            data = json.load(r)
+    except Exception:
+        continue
+    files = data.get("urls", []) if api.endswith(f"/{ver}/json") else data.get("releases", {}).get(ver, [])
+    for f in files:
+        if f.get("filename") == name:
+            url = urllib.parse.urljoin(api, f["url"])
+            break
+    if url:
+        break
+if not url:
+    sys.exit(1)
+with urllib.request.urlopen(url, timeout=600) as r, open(dest, "wb") as out:
+    shutil.copyfileobj(r, out)
+PY
+    then
+        hi_log "PyPI JSON API download failed; falling back to pip download"
+        "$HI_VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+            --no-binary llama-cpp-python -d "$WORK/pip" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" \
+            || hi_die "could not download llama-cpp-python $LLAMA_CPP_PYTHON_VERSION sdist from PyPI"
+        mv "$WORK/pip/$SDIST_NAME" "$SDIST" || hi_die "pip download did not produce $SDIST_NAME"
+    fi
+fi
+got="$(hi_sha256 "$SDIST")"
+[ "$got" = "$LLAMA_CPP_PYTHON_SHA256" ] \
+    || hi_die "sha256 mismatch for $SDIST_NAME: got $got, want $LLAMA_CPP_PYTHON_SHA256"
+
+SRC_TOP="llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
+tar -xzf "$SDIST" -C "$WORK" "$SRC_TOP" || hi_die "could not extract $SRC_TOP from $SDIST_NAME"
+SRC="$WORK/$SRC_TOP"
+BLD="$WORK/build"
+
+common_flags=(
+    -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA"
+    -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_INSTALL_PREFIX="$LLAMA_PREFIX"
+    -DCMAKE_INSTALL_LIBDIR=lib
+    -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../lib'
+    -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON
+    -DBUILD_SHARED_LIBS=ON
+    -DGGML_NATIVE="$LLAMA_NATIVE"
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
+    -DLLAMA_TOOLS_INSTALL=OFF
+)
+run_quiet() {  # run a command, show its output only if it fails
+    local log="$WORK/last.log"
+    if ! "$@" >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        hi_die "command failed: $*"
+    fi
+}
+
+# Libraries: llama + ggml only (no common/tools), then the regular cmake install.
+run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF
+run_quiet "$CMAKE" --build "$BLD" -j "$JOBS"
+rm -rf "$LLAMA_PREFIX"
+run_quiet "$CMAKE" --install "$BLD"
+
+# llama-bench: same build dir and flags, plus the common library it needs. Only the
+# bench target is built, so its files are copied by hand instead of `cmake --install`.
+if [ "$LLAMA_BENCH" = "ON" ]; then
+    hi_log "building llama-bench"
+    run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
+        -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON
+    run_quiet "$CMAKE" --build "$BLD" -j "$JOBS" --target llama-bench
+    mkdir -p "$LLAMA_PREFIX/bin"
+    cp -P "$BLD"/bin/llama-bench "$LLAMA_PREFIX/bin/"
+    find "$BLD" \( -name 'libllama-common.so*' -o -name 'libllama-bench-impl.so*' \) \
+        -exec cp -P {} "$LLAMA_PREFIX/lib/" \;
+fi
+
+# pkg-config file with our absolute prefix (replaces the upstream one).
+mkdir -p "$LLAMA_PREFIX/lib/pkgconfig"
+cat > "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" <<PC
+prefix=$LLAMA_PREFIX
+exec_prefix=\${prefix}
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: llama
+Description: llama.cpp (vendored in llama-cpp-python $LLAMA_CPP_PYTHON_VERSION)
+Version: $LLAMA_CPP_PYTHON_VERSION
+Libs: -L\${libdir} -lllama
+Libs.private: -lggml -lggml-base
+Cflags: -I\${includedir}
+PC
+
+# Sanity checks.
+for lib in libllama.so libggml.so libggml-base.so libggml-cpu.so; do
+    [ -e "$LLAMA_PREFIX/lib/$lib" ] || hi_die "build finished but $LLAMA_PREFIX/lib/$lib is missing"
+done
+[ -f "$LLAMA_PREFIX/include/llama.h" ] || hi_die "build finished but llama.h was not installed"
+if command -v ldd >/dev/null 2>&1; then
+    missing="$(LD_LIBRARY_PATH="$LLAMA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ldd "$LLAMA_PREFIX/lib/libllama.so" "$LLAMA_PREFIX/lib/libggml-cpu.so" 2>&1 | grep 'not found' || true)"
+    [ -z "$missing" ] || hi_die "unresolved runtime libraries: $(echo "$missing" | tr -s ' \t\n' ' ')"
+fi
+
+printf '%s' "$STAMP_WANT" > "$STAMP"
+hi_log "llama.cpp $LLAMA_CPP_PYTHON_VERSION installed in $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Creates $HI_VENV with pinned build/conversion tools (binary wheels only).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+PINS=(cmake==3.31.10 ninja==1.13.0 numpy==2.3.5 gguf==0.17.1 pyyaml==6.0.2 tqdm==4.67.1)
+STAMP="$HI_VENV/.hi-stamp"
+WANT="$(printf '%s\n' "${PINS[@]}")"
+
+if [ -x "$HI_VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
+    exit 0
+fi
+
+PY="$(hi_find_python)"
+mkdir -p "$HI_CACHE"
+if [ ! -x "$HI_VENV/bin/python" ]; then
+    hi_log "creating Python venv at $HI_VENV"
+    "$PY" -m venv "$HI_VENV" || hi_die "python3 -m venv failed (on Debian/Ubuntu: apt-get install python3-venv)"
+fi
+hi_log "installing ${PINS[*]} into $HI_VENV"
+"$HI_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --only-binary :all: "${PINS[@]}" || hi_die "pip install of ${PINS[*]} failed"
+printf '%s' "$WANT" > "$STAMP"
