@@ -7,8 +7,17 @@ let package = Package(
     .library(name: "HybridInference", targets: ["HybridInference"]),
   ],
   targets: [
+    // llama.cpp's C API, found through pkg-config (`llama.pc`): a distribution
+    // package, Homebrew, or the prefix that `make setup` builds.
+    .systemLibrary(
+      name: "CLlama",
+      path: "Sources/CLlama",
+      pkgConfig: "llama",
+      providers: [.apt(["libllama-dev"]), .brew(["llama.cpp"])]
+    ),
     .target(
       name: "HybridInference",
+      dependencies: ["CLlama"],
       path: "Sources/HybridInference"
     ),
     .testTarget(

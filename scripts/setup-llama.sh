@@ -4,14 +4,15 @@
 # Does nothing when a llama.pc is already visible to pkg-config, or when the stamp matches.
 #
 # Env: PREFIX (install prefix), LLAMA_NATIVE=ON|OFF (GGML_NATIVE, default ON),
-#      LLAMA_BENCH=ON|OFF (also build llama-bench, default ON),
+#      LLAMA_BENCH=ON|OFF (also build llama-bench into $LLAMA_PREFIX/bin, default OFF:
+#      it needs llama.cpp's common library, ~+3.5 min on 2 cores),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
 #      HI_PYPI_URL (default https://pypi.org), JOBS (parallel build jobs).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
-LLAMA_BENCH="${LLAMA_BENCH:-ON}"
+LLAMA_BENCH="${LLAMA_BENCH:-OFF}"
 HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
 
 # 1. A llama.cpp already visible to pkg-config (other than our own prefix) wins.
@@ -31,9 +32,11 @@ fi
 
 # 2. Our own build, if it is complete and was made with the same settings.
 STAMP="$LLAMA_PREFIX/.stamp"
-STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE bench=$LLAMA_BENCH shared=ON type=Release"
+# (llama-bench is not part of the stamp: a build that has it also satisfies LLAMA_BENCH=OFF.)
+STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE shared=ON type=Release"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] \
-   && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ]; then
+   && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ] \
+   && { [ "$LLAMA_BENCH" != "ON" ] || [ -x "$LLAMA_PREFIX/bin/llama-bench" ]; }; then
     exit 0
 fi
 
@@ -46,13 +49,14 @@ command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v c
     || hi_die "no C++ compiler found (on Debian/Ubuntu: apt-get install build-essential)"
 
 JOBS="${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
-case "$JOBS" in 1|2) est=12;; 3|4) est=7;; *) est=4;; esac
+case "$JOBS" in 1|2) est=5;; 3|4) est=3;; *) est=2;; esac
+[ "$LLAMA_BENCH" = "ON" ] && est=$((est * 2))
 hi_log "building llama.cpp $LLAMA_CPP_PYTHON_VERSION (first run only, ~$est min)..."
 t0=$(date +%s)
 
 mkdir -p "$HI_CACHE/build"
 WORK="$(mktemp -d "$HI_CACHE/build/llama.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK"; rmdir "$HI_CACHE/build" 2>/dev/null || true' EXIT
 
 SDIST_NAME="llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
 SDIST="$WORK/$SDIST_NAME"
@@ -125,7 +129,10 @@ run_quiet() {  # run a command, show its output only if it fails
 run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF
 run_quiet "$CMAKE" --build "$BLD" -j "$JOBS"
-rm -rf "$LLAMA_PREFIX"
+rm -f "$STAMP"
+case "$LLAMA_PREFIX" in
+    "$HI_CACHE"/*) rm -rf "$LLAMA_PREFIX" ;;  # our own cache dir: start clean
+esac
 run_quiet "$CMAKE" --install "$BLD"
 
 # llama-bench: same build dir and flags, plus the common library it needs. Only the

@@ -1,0 +1,2 @@
+// The C API of llama.cpp, and nothing of its C++ headers.
+#include <llama.h>

@@ -1,0 +1,174 @@
+import CLlama
+import Foundation
+import Synchronization
+
+/// The on-device model: a GGUF file run by llama.cpp.
+///
+/// One loaded model is shared by every session that uses the same file; each
+/// session gets its own llama context, whose KV cache keeps the conversation
+/// so that a new turn decodes only its new tokens.
+public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
+  /// The name every on-device response carries in `modelVersion`. The file's
+  /// own name is in `GenerateContentResponse.localModelName`.
+  public static let modelVersion = "llama-cpp-system-language-model"
+
+  /// The default model: `HYBRID_LOCAL_MODEL`, else SmolLM2-135M-Instruct in the
+  /// cache that `make setup` fills (see README).
+  public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
+
+  /// The GGUF file.
+  public let modelPath: String
+  /// Tokens of context per session; nil means 4096, or less if the model was
+  /// trained on less.
+  public let contextSize: Int?
+  /// CPU threads for decoding; defaults to the active processor count.
+  public let threads: Int
+  /// Tokens decoded per llama.cpp batch during prefill.
+  public let batchSize: Int
+  /// False when the app switched on-device inference off.
+  public let isEnabled: Bool
+
+  private let fileCheck: ModelFileCheck
+  private let handle: LoadedModelHandle
+
+  /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
+  /// first `availability`, `prepare()` or request.
+  public init(
+    modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
+    isEnabled: Bool = true
+  ) {
+    self.modelPath = modelPath
+    self.contextSize = contextSize
+    self.threads = max(1, threads ?? ProcessInfo.processInfo.activeProcessorCount)
+    self.batchSize = max(1, batchSize)
+    self.isEnabled = isEnabled
+    self.fileCheck = ModelFileCheck(path: modelPath)
+    self.handle = LoadedModelHandle()
+  }
+
+  public var modelVersion: String { Self.modelVersion }
+  public var placement: ModelPlacement { .onDevice }
+  public var description: String { "LocalSystemModel(\(modelPath))" }
+
+  /// Whether the model can run here. Costs a `stat` of the file once the file
+  /// has been checked; never loads the model.
+  public var availability: Availability {
+    if !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map({ String(cString: $0) }) == "1" {
+      return .unavailable(.localInferenceNotEnabled)
+    }
+    guard case .success(let file) = fileCheck.check() else { return .unavailable(.modelNotReady) }
+    if !DeviceEligibility.missingCPUFeatures.isEmpty { return .unavailable(.deviceNotEligible) }
+    if let available = DeviceEligibility.availableMemory(), requiredMemory(for: file) > available {
+      return .unavailable(.deviceNotEligible)
+    }
+    return .available
+  }
+
+  /// Memory one session needs: the weights unless already loaded, plus its KV cache.
+  func requiredMemory(for file: GGUFFile) -> Int {
+    let weights = handle.model == nil ? file.fileSize : 0
+    let context = contextSize ?? 4096
+    let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: context)
+    return overflow ? Int.max : weights + cache
+  }
+
+  /// Loads the model now, so that the first request does not wait for it.
+  /// - Parameter progress: Called with 0...1 as the file loads.
+  public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
+    _ = try await loadedModel(progress: progress)
+  }
+
+  /// llama.cpp's own log is process-wide: this routes it (quiet by default).
+  public static func setLlamaLogHandler(_ handler: LogHandler) {
+    LlamaBackend.logSink.current = handler
+  }
+
+  public func streamResponse(to request: ModelRequest)
+    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+  {
+    AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          try await generate(request) { continuation.yield($0) }
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  private func generate(
+    _ request: ModelRequest, yield: @escaping @Sendable (GenerateContentResponse) -> Void
+  ) async throws {
+    if case .unavailable(let reason) = availability {
+      throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
+    }
+    let options = request.options.foundationModels
+    let model = try await loadedModel(progress: nil)
+    let conversation = try request.conversation.value(forKey: "llama:\(modelPath)") {
+      () throws(HybridInferenceError) in
+      try LlamaConversation(
+        model: model, contextSize: contextSize ?? min(4096, model.trainedContextLength),
+        batchSize: batchSize, threads: threads)
+    }
+    let messages = try ChatTemplate.messages(of: request.transcript)
+    let prompt = try model.tokenize(ChatTemplate(template: model.chatTemplate).apply(messages))
+    let window = conversation.contextSize
+    // Room for the answer: what the caller asked for, else a quarter of the
+    // window up to 256 tokens. A conversation that no longer fits is an error,
+    // never silently truncated, so a hybrid can hand it to the cloud.
+    let reserve = options?.maximumResponseTokens ?? min(256, window / 4)
+    guard prompt.count + reserve <= window else {
+      throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
+    }
+    let name = model.name
+    let outcome = try await conversation.run(
+      prompt: prompt, maximumTokens: options?.maximumResponseTokens ?? (window - prompt.count),
+      sampler: { try SamplerChain(options: options) },
+      onText: { text in
+        yield(
+          GenerateContentResponse(
+            candidates: [Candidate(content: Content(role: "model", text: text))],
+            modelVersion: Self.modelVersion, localModelName: name))
+      })
+    yield(
+      GenerateContentResponse(
+        candidates: [Candidate(finishReason: outcome.finishReason)],
+        usageMetadata: UsageMetadata(
+          promptTokenCount: outcome.promptTokens, cachedContentTokenCount: outcome.reusedTokens,
+          candidatesTokenCount: outcome.generatedTokens,
+          totalTokenCount: outcome.promptTokens + outcome.generatedTokens),
+        modelVersion: Self.modelVersion, localModelName: name))
+  }
+
+  /// The number of tokens `text` takes, special markers (`<|im_start|>`) included.
+  /// Loads the model if needed.
+  public func countTokens(_ text: String) async throws -> Int {
+    try await loadedModel(progress: nil).tokenize(text).count
+  }
+
+  func loadedModel(progress: (@Sendable (Double) -> Void)?) async throws -> LlamaModel {
+    if let model = handle.model { return model }
+    if case .unavailable(.localInferenceNotEnabled) = availability {
+      throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: .localInferenceNotEnabled)
+    }
+    let file = try fileCheck.check().get()
+    let model = try await LlamaModelStore.shared.model(at: modelPath, file: file, progress: progress)
+    handle.model = model
+    progress?(1)
+    return model
+  }
+}
+
+/// Keeps a loaded model alive for as long as any copy of a `LocalSystemModel`
+/// value exists (the store itself holds models weakly).
+private final class LoadedModelHandle: Sendable {
+  private let loaded = Mutex<LlamaModel?>(nil)
+
+  var model: LlamaModel? {
+    get { loaded.withLock { $0 } }
+    set { loaded.withLock { $0 = newValue } }
+  }
+}

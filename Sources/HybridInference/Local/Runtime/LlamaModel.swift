@@ -1,0 +1,87 @@
+import CLlama
+import Foundation
+
+/// A GGUF model loaded by llama.cpp: its weights, vocabulary and chat template.
+///
+/// `@unchecked Sendable` without a lock, on purpose: nothing here changes after
+/// `init`, and llama.cpp supports any number of contexts evaluating one model
+/// at once. Every mutable llama.cpp object lives in a `LlamaConversation`.
+final class LlamaModel: @unchecked Sendable {
+  let path: String
+  /// `general.name` from the file.
+  let name: String?
+  /// The chat template the file carries, if any.
+  let chatTemplate: String?
+  /// The context length the model was trained with.
+  let trainedContextLength: Int
+  let pointer: OpaquePointer
+  let vocab: OpaquePointer
+
+  /// Loads `file` (already checked by `GGUFFile`) on the calling thread.
+  init(path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?) throws(HybridInferenceError) {
+    LlamaBackend.ensureInitialized()
+    var params = llama_model_default_params()
+    let progressBox = progress.map(ProgressBox.init)
+    if let progressBox {
+      params.progress_callback = { value, userData in
+        guard let userData else { return true }
+        Unmanaged<ProgressBox>.fromOpaque(userData).takeUnretainedValue().report(Double(value))
+        return true
+      }
+      params.progress_callback_user_data = Unmanaged.passUnretained(progressBox).toOpaque()
+    }
+    let loaded = withExtendedLifetime(progressBox) { llama_model_load_from_file(path, params) }
+    guard let loaded else {
+      throw .invalidModelFile(path: path, reason: "llama.cpp could not load it")
+    }
+    guard let vocab = llama_model_get_vocab(loaded) else {
+      llama_model_free(loaded)
+      throw .invalidModelFile(path: path, reason: "the model has no vocabulary")
+    }
+    self.path = path
+    self.pointer = loaded
+    self.vocab = vocab
+    self.name = file.name
+    self.chatTemplate = llama_model_chat_template(loaded, nil).map { String(cString: $0) }
+    self.trainedContextLength = Int(llama_model_n_ctx_train(loaded))
+  }
+
+  deinit {
+    llama_model_free(pointer)
+  }
+
+  /// The tokens of `text`, control tokens (`<|im_start|>`) included.
+  func tokenize(_ text: String) throws(HybridInferenceError) -> [llama_token] {
+    let utf8Count = Int32(clamping: text.utf8.count)
+    var tokens = [llama_token](repeating: 0, count: Int(utf8Count) + 8)
+    var count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), true, true)
+    if count < 0, count != Int32.min {
+      tokens = [llama_token](repeating: 0, count: Int(-count))
+      count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), true, true)
+    }
+    guard count >= 0 else { throw .generationFailed("the prompt could not be tokenized") }
+    return Array(tokens.prefix(Int(count)))
+  }
+
+  /// The bytes of one token; control tokens render as nothing.
+  func piece(of token: llama_token) -> [UInt8] {
+    var buffer = [CChar](repeating: 0, count: 64)
+    var length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
+    if length < 0 {
+      buffer = [CChar](repeating: 0, count: Int(-length))
+      length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
+    }
+    return buffer.prefix(Int(max(length, 0))).map { UInt8(bitPattern: $0) }
+  }
+
+  /// Whether `token` ends the answer (end of sequence, end of turn).
+  func isEndOfGeneration(_ token: llama_token) -> Bool {
+    llama_vocab_is_eog(vocab, token)
+  }
+}
+
+/// Carries a progress closure through llama.cpp's `void *` user data.
+private final class ProgressBox: Sendable {
+  let report: @Sendable (Double) -> Void
+  init(_ report: @escaping @Sendable (Double) -> Void) { self.report = report }
+}

@@ -1,0 +1,78 @@
+import HybridInference
+import Synchronization
+import XCTest
+
+/// The default model, SmolLM2-135M-Instruct, answering through the library's
+/// own template handling. Greedy, so the answers are repeatable.
+final class DefaultModelTests: XCTestCase {
+  private let greedy = HybridGenerationOptions.foundationModels(
+    GenerationOptions(sampling: .greedy, maximumResponseTokens: 48))
+
+  func testCapitalOfFrance_containsParis() async throws {
+    let session = GenerativeModelSession(model: try LocalTestModels.smol(), logHandler: .silent)
+    let response = try await session.respond(to: "Which city is the capital of France?", options: greedy)
+    XCTAssertTrue(response.content.contains("Paris"), response.content)
+    XCTAssertEqual(response.rawResponse.modelVersion, LocalSystemModel.modelVersion)
+  }
+
+  func testTwoPlusTwo_containsFour() async throws {
+    let session = GenerativeModelSession(model: try LocalTestModels.smol(), logHandler: .silent)
+    let response = try await session.respond(to: "What is 2+2?", options: greedy)
+    XCTAssertTrue(response.content.contains("4"), response.content)
+  }
+
+  func testPreferOnDevice_answeredLocally() async throws {
+    let cloud = ScriptedModel("cloud", placement: .cloud)
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: try LocalTestModels.smol(), secondary: cloud), logHandler: .silent)
+    let response = try await session.respond(to: "Say hello.", options: greedy)
+    XCTAssertEqual(response.rawResponse.modelVersion, "llama-cpp-system-language-model")
+    XCTAssertFalse(response.content.isEmpty)
+    XCTAssertTrue(cloud.requests.isEmpty)
+  }
+
+  func testPreferOnDevice_modelMissing_answeredBySecondary() async throws {
+    let missing = LocalSystemModel(modelPath: "/nonexistent/SmolLM2.gguf")
+    let cloud = ScriptedModel("cloud", placement: .cloud, script: [.answer(["cloud answer"])])
+    let logs = LogRecorder()
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: missing, secondary: cloud), logHandler: logs.handler)
+    let response = try await session.respond(to: "Hello")
+    XCTAssertEqual(response.rawResponse.modelVersion, "cloud")
+    guard case .unavailable(.modelNotReady)? = logs.fallbacks.first?.reason else {
+      return XCTFail("fallback not logged as modelNotReady")
+    }
+  }
+
+  func testMultiTurn_secondTurnReusesTheFirstFromTheKVCache() async throws {
+    let session = GenerativeModelSession(
+      model: try LocalTestModels.smol(), instructions: "You are a helpful assistant.", logHandler: .silent)
+    let first = try await session.respond(to: "Which city is the capital of France?", options: greedy)
+    let second = try await session.respond(to: "And of Italy?", options: greedy)
+    let reused = second.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0
+    XCTAssertGreaterThanOrEqual(reused, first.rawResponse.usageMetadata?.promptTokenCount ?? .max)
+    XCTAssertEqual(session.transcript.entries.count, 4)
+  }
+
+  func testCancellation_returnsPromptlyAndSessionStaysUsable() async throws {
+    let session = GenerativeModelSession(model: try LocalTestModels.smol(), logHandler: .silent)
+    let long = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .random(top: 40, seed: 1), temperature: 1.2, maximumResponseTokens: 1500))
+    let firstText = Mutex<ContinuousClock.Instant?>(nil)
+    let task = Task {
+      for try await _ in session.streamResponse(to: "Write a very long story about a dragon.", options: long) {
+        firstText.withLock { if $0 == nil { $0 = .now } }
+      }
+    }
+    try await waitUntil { firstText.withLock { $0 != nil } }
+    let cancelledAt = ContinuousClock.now
+    task.cancel()
+    _ = try? await task.value
+    let elapsed = ContinuousClock.now - cancelledAt
+    // Not a speed test: without cancellation the story runs for seconds.
+    XCTAssertLessThan(elapsed, .milliseconds(500), "cancellation took \(elapsed)")
+    try await waitUntil { !session.isResponding }
+    let next = try await session.respond(to: "What is 2+2?", options: greedy)
+    XCTAssertFalse(next.content.isEmpty)
+  }
+}

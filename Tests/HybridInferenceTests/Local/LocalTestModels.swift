@@ -1,0 +1,41 @@
+import Foundation
+import HybridInference
+import XCTest
+
+/// The model files the local tests use; `make test` provisions both.
+enum LocalTestModels {
+  private static let environment = ProcessInfo.processInfo.environment
+
+  private static var cache: String {
+    if let cache = environment["HYBRID_INFERENCE_CACHE"] { return cache }
+    if let xdg = environment["XDG_CACHE_HOME"] { return xdg + "/hybrid-inference" }
+    return NSHomeDirectory() + "/.cache/hybrid-inference"
+  }
+
+  /// The tiny random-weight GGUF that scripts/make-tiny-model.py generates.
+  static var tinyPath: String {
+    environment["HYBRID_TEST_TINY_MODEL"] ?? cache + "/models/tiny-random-llama.gguf"
+  }
+
+  /// SmolLM2-135M-Instruct, from scripts/fetch-default-model.sh.
+  static var defaultPath: String {
+    environment["HYBRID_LOCAL_MODEL"] ?? cache + "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+  }
+
+  /// Fails (rather than skips) when a model is missing: `make test` provides it.
+  static func require(_ path: String) throws -> String {
+    guard FileManager.default.fileExists(atPath: path) else {
+      XCTFail("missing \(path): run `make test`, which provisions the test models")
+      throw XCTSkip("model missing")
+    }
+    return path
+  }
+
+  static func tiny(contextSize: Int? = 512) throws -> LocalSystemModel {
+    LocalSystemModel(modelPath: try require(tinyPath), contextSize: contextSize, threads: 2)
+  }
+
+  static func smol(contextSize: Int? = 2048) throws -> LocalSystemModel {
+    LocalSystemModel(modelPath: try require(defaultPath), contextSize: contextSize)
+  }
+}
