@@ -1,0 +1,51 @@
+# HybridInference: the two commands a newcomer needs are `make demo` and `make test`.
+# Each provisions what it needs first (llama.cpp, the models), idempotently and cached.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Where scripts/common.sh puts llama.cpp (one source of truth for the pinned version).
+LLAMA_PREFIX := $(shell bash -c '. scripts/common.sh && echo "$$LLAMA_PREFIX"')
+HI_MODELS := $(shell bash -c '. scripts/common.sh && echo "$$HI_MODELS"')
+
+# The build finds llama.pc here; the binaries find libllama here (rpath, and the
+# library path for anything run through make).
+export PKG_CONFIG_PATH := $(LLAMA_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+export LD_LIBRARY_PATH := $(LLAMA_PREFIX)/lib$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
+export HYBRID_TEST_TINY_MODEL ?= $(HI_MODELS)/tiny-random-llama.gguf
+ifneq ($(wildcard $(CURDIR)/../shared/gemini-fixtures),)
+export HYBRID_GEMINI_FIXTURES ?= $(abspath $(CURDIR)/../shared/gemini-fixtures)
+endif
+
+SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
+PROMPT ?= Why is the sky blue?
+
+.PHONY: help setup build test demo bench clean
+
+help:
+	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
+	@echo "make test   - set up, then run the whole test suite"
+	@echo "make bench  - benchmarks beside llama.cpp's own tools (results in Benchmarks/RESULTS.md)"
+	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
+
+setup:
+	@scripts/setup.sh --default-model
+
+build: setup
+	swift build $(SWIFT_LINK)
+
+test: setup
+	swift build --build-tests $(SWIFT_LINK)
+	swift test --skip-build $(SWIFT_LINK)
+
+demo: setup
+	@swift build -c release --product hybrid-chat $(SWIFT_LINK) 2>&1 | grep -Ev '^(\[|Building|Compiling|Write|Planning)' || true
+	@.build/release/hybrid-chat "$(PROMPT)"
+
+bench: setup
+	LLAMA_BENCH=ON scripts/setup-llama.sh
+	swift build -c release $(SWIFT_LINK)
+	scripts/run-benchmarks.sh
+
+clean:
+	rm -rf .build
