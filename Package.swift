@@ -20,6 +20,11 @@ let package = Package(
       dependencies: ["CLlama"],
       path: "Sources/HybridInference"
     ),
+    .executableTarget(
+      name: "local-benchmark",
+      dependencies: ["HybridInference"],
+      path: "Benchmarks/LocalBenchmark"
+    ),
     .testTarget(
       name: "HybridInferenceTests",
       dependencies: ["HybridInference"],
