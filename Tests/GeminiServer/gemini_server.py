@@ -37,7 +37,8 @@ The model name picks the behaviour. `~`-separated options follow it:
 
 Options: times-N, retry-<duration>, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
-counter). GET /_stats?model=M returns {"count": requests for M}; GET
+counter). GET /_blackhole returns {"port": N}, a loopback port where
+connecting hangs (its accept queue is full). GET /_stats?model=M returns {"count": requests for M}; GET
 /_last?model=M returns the last request for M (path, headers without the key,
 body). Every response carries x-test-request-count.
 """
@@ -77,6 +78,28 @@ class ServerState:
         self.lock = threading.Lock()
         self.counts = {}
         self.last = {}
+        self.blackhole = None
+
+    def blackhole_port(self):
+        """A loopback port whose accept queue is full: the kernel drops new
+        SYNs, so connecting hangs, as it does to an unreachable host."""
+        with self.lock:
+            if self.blackhole is None:
+                listener = socket.socket()
+                listener.bind(("127.0.0.1", 0))
+                listener.listen(0)
+                fillers = []
+                for _ in range(3):
+                    filler = socket.socket()
+                    filler.setblocking(False)
+                    try:
+                        filler.connect(listener.getsockname())
+                    except BlockingIOError:
+                        pass
+                    fillers.append(filler)
+                time.sleep(0.1)
+                self.blackhole = (listener, fillers)
+            return self.blackhole[0].getsockname()[1]
 
     def record(self, model, entry):
         with self.lock:
@@ -269,6 +292,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         url = urlsplit(self.path)
         model = parse_qs(url.query).get("model", [""])[0]
+        if url.path == "/_blackhole":
+            return self.send_body(200, json.dumps({"port": self.state.blackhole_port()}).encode())
         with self.state.lock:
             if url.path == "/_stats":
                 return self.send_body(200, json.dumps({"count": self.state.counts.get(model, 0)}).encode())

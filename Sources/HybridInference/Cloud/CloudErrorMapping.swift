@@ -29,7 +29,7 @@ enum CloudErrorMapping {
   static func apiError(
     status: Int, contentType: String?, body: Data, apiKey: APIKey?
   ) -> HybridInferenceError {
-    if let envelope = try? JSONDecoder().decode(ErrorEnvelope.self, from: body) {
+    if let envelope = envelope(in: body) {
       var error = envelope.cloudAPIError(httpStatus: status)
       if let apiKey { error.message = apiKey.redact(error.message) }
       return .cloudAPI(error)
@@ -44,12 +44,23 @@ enum CloudErrorMapping {
   /// The error of a mid-stream `{"error": ...}` object, or nil when `json`
   /// is not one. The HTTP status of such an error is the one in the body.
   static func streamError(_ json: Data, apiKey: APIKey?) -> HybridInferenceError? {
-    guard let envelope = try? JSONDecoder().decode(ErrorEnvelope.self, from: json) else {
-      return nil
-    }
+    guard let envelope = envelope(in: json) else { return nil }
     var error = envelope.cloudAPIError(httpStatus: envelope.error.code ?? 500)
     if let apiKey { error.message = apiKey.redact(error.message) }
     return .cloudAPI(error)
+  }
+
+  /// Google's error object in `body`: bare (`{"error": ...}`), in the JSON
+  /// array that non-SSE streams use (`[{"error": ...}]`), or framed as the
+  /// first event of an SSE body (`data: {"error": ...}`).
+  static func envelope(in body: Data) -> ErrorEnvelope? {
+    let decoder = JSONDecoder()
+    if let envelope = try? decoder.decode(ErrorEnvelope.self, from: body) { return envelope }
+    if let first = try? decoder.decode([ErrorEnvelope].self, from: body).first { return first }
+    var parser = SSEParser()
+    let events = parser.feed(body) + parser.finish()
+    guard let data = events.first(where: \.hasData)?.data else { return nil }
+    return try? decoder.decode(ErrorEnvelope.self, from: Data(data.utf8))
   }
 
   /// The typed error of a transport failure.

@@ -117,6 +117,33 @@ final class CloudErrorTests: CloudTestCase {
     }
   }
 
+  func testConnectTimeout_coversOnlyConnecting_notASlowAnswer() async throws {
+    // The server takes 1 s to start its answer, well past the 300 ms connect
+    // timeout: the connection was made at once, so the answer still comes.
+    let options = RequestOptions(timeout: .seconds(10), connectTimeout: .milliseconds(300), retryPolicy: .none)
+    let response = try await session("fault-slow-head~delay-1000", requestOptions: options).respond(to: "hi")
+    XCTAssertEqual(response.content, "echo: hi")
+  }
+
+  func testConnectionThatCannotBeMade_endsAtTheConnectTimeoutAsOffline() async throws {
+    let options = RequestOptions(timeout: .seconds(30), connectTimeout: .milliseconds(400), retryPolicy: .none)
+    let model = CloudGeminiModel(
+      name: "echo", apiKey: GeminiTestServer.apiKey, baseURL: try await server.blackholeURL(),
+      requestOptions: options, logHandler: .silent)
+    let session = GenerativeModelSession(model: model, logHandler: .silent)
+    for streaming in [false, true] {
+      let start = ContinuousClock.now
+      let error: (any Error)? =
+        streaming
+        ? await collectSnapshots(session.streamResponse(to: "hi")).error
+        : await captureError { try await session.respond(to: "hi") }
+      let elapsed = ContinuousClock.now - start
+      XCTAssertEqual(offlineError(error)?.code, .timedOut)
+      XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(350))
+      XCTAssertLessThan(elapsed, .seconds(2), "the connect timeout, not the 30 s overall one")
+    }
+  }
+
   func testNoByteBeforeTheTimeout_isOffline() async throws {
     let options = RequestOptions(timeout: .milliseconds(500), retryPolicy: .none)
     let session = self.session("fault-slow-head~delay-3000", requestOptions: options)

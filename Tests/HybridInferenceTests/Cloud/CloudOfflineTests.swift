@@ -95,6 +95,17 @@ final class CloudOfflineTests: CloudTestCase {
     XCTAssertEqual(response.rawResponse.modelVersion, "local")
   }
 
+  func testPreferCloud_connectTimeout_fallsBack() async throws {
+    let options = RequestOptions(timeout: .seconds(30), connectTimeout: .milliseconds(300))
+    let cloud = model(at: try await server.blackholeURL(), options: options)
+    let local = ScriptedModel("local", placement: .onDevice, script: [.answer(["local"])])
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: cloud, secondary: local), logHandler: .silent)
+    let result = await collectSnapshots(session.streamResponse(to: "hi"))
+    XCTAssertNil(result.error)
+    XCTAssertEqual(result.snapshots.last?.rawResponse.modelVersion, "local")
+  }
+
   func testPreferCloud_500And400_doNotFallBack() async throws {
     for fault in ["fault-500~times-9", "fault-400"] {
       let cloud = server.model(fault, requestOptions: RequestOptions(retryPolicy: .none))

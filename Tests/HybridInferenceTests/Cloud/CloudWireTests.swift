@@ -30,6 +30,36 @@ final class CloudWireTests: XCTestCase {
     XCTAssertEqual(error.quotaIds.count, 2)
   }
 
+  func testErrorBodies_inArrayOrSSEFraming_andHTML() {
+    let object = #"{"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}}"#
+    for body in [object, "[\(object)]", "data: \(object)\r\n\r\n"] {
+      guard case .cloudAPI(let error) = CloudErrorMapping.apiError(
+        status: 503, contentType: nil, body: Data(body.utf8), apiKey: nil)
+      else { return XCTFail(body) }
+      XCTAssertEqual(error.status, "UNAVAILABLE", body)
+      XCTAssertEqual(error.message, "busy", body)
+    }
+    guard case .cloudAPI(let html) = CloudErrorMapping.apiError(
+      status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), apiKey: nil)
+    else { return XCTFail("html") }
+    XCTAssertNil(html.status)
+    XCTAssertEqual(html.httpStatus, 502)
+    XCTAssertTrue(html.message.contains("text/html"), html.message)
+  }
+
+  func testUnknownEnumValuesAndFields_decodeAndKeepTheRawString() throws {
+    let json = #"""
+      {"candidates": [{"content": {"role": "model", "parts": [{"text": "hi", "futurePart": 1}]},
+        "finishReason": "SOMETHING_NEW", "novel": {"x": 1}}],
+       "promptFeedback": {"blockReason": "NEW_BLOCK"}, "brandNewField": true, "modelVersion": "m"}
+      """#
+    let response = try JSONDecoder().decode(GenerateContentResponse.self, from: Data(json.utf8))
+    XCTAssertEqual(response.finishReason?.rawValue, "SOMETHING_NEW")
+    XCTAssertEqual(response.finishReason?.isStoppedByPolicy, false)
+    XCTAssertEqual(response.promptFeedback?.blockReason?.rawValue, "NEW_BLOCK")
+    XCTAssertEqual(response.text, "hi")
+  }
+
   func testDurations() {
     XCTAssertEqual(ErrorEnvelope.parseDuration("47s"), .seconds(47))
     XCTAssertEqual(ErrorEnvelope.parseDuration("0.5s"), .milliseconds(500))

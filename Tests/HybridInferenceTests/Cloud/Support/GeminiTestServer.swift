@@ -114,6 +114,13 @@ final class GeminiTestServer {
     return try XCTUnwrap(object as? [String: Any], "no request for \(model)")
   }
 
+  /// A loopback URL where connecting hangs, as to an unreachable host.
+  func blackholeURL() async throws -> URL {
+    let object = try await get("/_blackhole", model: "") as? [String: Any]
+    let port = try XCTUnwrap(object?["port"] as? Int)
+    return try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)"))
+  }
+
   private func get(_ path: String, model: String) async throws -> Any {
     var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
     components?.path = path
