@@ -11,6 +11,11 @@ let package = Package(
       name: "HybridInference",
       path: "Sources/HybridInference"
     ),
+    .executableTarget(
+      name: "CloudBenchmark",
+      dependencies: ["HybridInference"],
+      path: "Benchmarks/CloudBenchmark"
+    ),
     .testTarget(
       name: "HybridInferenceTests",
       dependencies: ["HybridInference"],

@@ -37,16 +37,18 @@ The model name picks the behaviour. `~`-separated options follow it:
 
 Options: times-N, retry-<duration>, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
-counter). GET /_blackhole returns {"port": N}, a loopback port where
-connecting hangs (its accept queue is full). GET /_stats?model=M returns {"count": requests for M}; GET
-/_last?model=M returns the last request for M (path, headers without the key,
-body). Every response carries x-test-request-count.
+counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
+as responseId: for measuring delivery delay).
+
+GET /_blackhole returns {"port": N}, a loopback port where connecting hangs
+(its accept queue is full). GET /_stats?model=M returns {"count": requests
+for M}; GET /_last?model=M returns the last request for M (path, headers
+without the key, body). Every response carries x-test-request-count.
 """
 
 import argparse
 import json
 import os
-import re
 import socket
 import struct
 import sys
@@ -55,20 +57,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+sys.dont_write_bytecode = True  # keep the source tree clean
 
-GENERATE_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
-                   "toolConfig", "cachedContent", "model", "labels"}
-COUNT_FIELDS = {"contents", "generateContentRequest"}
-CONTENT_FIELDS = {"role", "parts"}
-PART_FIELDS = {"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
-               "codeExecutionResult", "thought", "thoughtSignature", "videoMetadata"}
-CONFIG_FIELDS = {"temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "stopSequences",
-                 "presencePenalty", "frequencyPenalty", "seed", "responseMimeType", "responseSchema",
-                 "responseJsonSchema", "responseModalities", "thinkingConfig", "responseLogprobs",
-                 "logprobs", "speechConfig", "mediaResolution"}
-THINKING_FIELDS = {"thinkingLevel", "thinkingBudget", "includeThoughts"}
-THINKING_LEVELS = {"THINKING_LEVEL_UNSPECIFIED", "MINIMAL", "LOW", "MEDIUM", "HIGH"}
+from gemini_behaviours import Behaviours  # noqa: E402
+from gemini_wire import (COUNT_FIELDS, PATH, BadRequest, check_contents,  # noqa: E402
+                         check_fields, check_generate, error_body, parse_model)
 
 
 class ServerState:
@@ -108,113 +101,12 @@ class ServerState:
             return self.counts[model]
 
 
-class BadRequest(Exception):
-    def __init__(self, message, status="INVALID_ARGUMENT", code=400):
-        super().__init__(message)
-        self.message, self.status, self.code = message, status, code
-
-
-def error_body(code, status, message, details=None):
-    error = {"code": code, "message": message, "status": status}
-    if details:
-        error["details"] = details
-    return json.dumps({"error": error}, indent=2).encode()
-
-
-def parse_model(model):
-    name, *parts = model.split("~")
-    options = {}
-    for part in parts:
-        key, _, value = part.partition("-")
-        options[key] = value
-    return name, options
-
-
-def check_fields(obj, allowed, where):
-    if not isinstance(obj, dict):
-        raise BadRequest(f"Invalid value at '{where}': expected an object")
-    for key in obj:
-        if key not in allowed:
-            raise BadRequest(f'Invalid JSON payload received. Unknown name "{key}" at \'{where}\': Cannot find field.')
-
-
-def check_contents(contents, where):
-    if not isinstance(contents, list) or not contents:
-        raise BadRequest(f"* {where}: contents is not specified")
-    for index, content in enumerate(contents):
-        check_fields(content, CONTENT_FIELDS, f"{where}[{index}]")
-        if content.get("role") not in ("user", "model"):
-            raise BadRequest(f"Please use a valid role: user, model. Got {content.get('role')!r}")
-        parts = content.get("parts")
-        if not isinstance(parts, list) or not parts:
-            raise BadRequest(f"* {where}[{index}].parts: contents.parts must not be empty.")
-        for part_index, part in enumerate(parts):
-            check_fields(part, PART_FIELDS, f"{where}[{index}].parts[{part_index}]")
-
-
-def check_generate(body, where="request"):
-    check_fields(body, GENERATE_FIELDS, where)
-    check_contents(body.get("contents"), f"{where}.contents")
-    if "systemInstruction" in body:
-        check_fields(body["systemInstruction"], CONTENT_FIELDS, f"{where}.system_instruction")
-    config = body.get("generationConfig")
-    if config is not None:
-        check_fields(config, CONFIG_FIELDS, f"{where}.generation_config")
-        thinking = config.get("thinkingConfig")
-        if thinking is not None:
-            check_fields(thinking, THINKING_FIELDS, f"{where}.generation_config.thinking_config")
-            level = thinking.get("thinkingLevel")
-            if level is not None and level not in THINKING_LEVELS:
-                raise BadRequest(f"Invalid value at 'generation_config.thinking_config.thinking_level', \"{level}\"")
-    for index, setting in enumerate(body.get("safetySettings") or []):
-        check_fields(setting, {"category", "threshold"}, f"{where}.safety_settings[{index}]")
-
-
-def last_user_text(body):
-    contents = body.get("contents") or body.get("generateContentRequest", {}).get("contents") or []
-    for content in reversed(contents):
-        if content.get("role") == "user":
-            return "".join(part.get("text", "") for part in content.get("parts", []))
-    return ""
-
-
-def echo_events(model, body):
-    text = "echo: " + last_user_text(body)
-    third = max(1, len(text) // 3)
-    pieces = [text[:third], text[third:2 * third], text[2 * third:]]
-    events = []
-    for index, piece in enumerate(pieces):
-        candidate = {"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}
-        event = {"candidates": [candidate], "modelVersion": "echo-model", "responseId": "echo-1"}
-        if index == len(pieces) - 1:
-            candidate["finishReason"] = "STOP"
-            event["usageMetadata"] = {"promptTokenCount": 3, "candidatesTokenCount": 5, "totalTokenCount": 8}
-        events.append(event)
-    return events
-
-
-def echo_unary(model, body):
-    event = echo_events(model, body)
-    text = "".join(e["candidates"][0]["content"]["parts"][0]["text"] for e in event)
-    merged = event[-1]
-    merged["candidates"][0]["content"]["parts"][0]["text"] = text
-    return merged
-
-
-def split_events(raw):
-    """Splits an SSE body into events, each with its own bytes and separator."""
-    pieces = re.split(rb"(\r\n\r\n|\n\n)", raw)
-    events = []
-    for index in range(0, len(pieces), 2):
-        chunk = pieces[index] + (pieces[index + 1] if index + 1 < len(pieces) else b"")
-        if chunk:
-            events.append(chunk)
-    return events
-
-
-class Handler(BaseHTTPRequestHandler):
+class Handler(Behaviours, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "GeminiTestServer/1"
+    # Headers and body go out in separate writes; without TCP_NODELAY, Nagle
+    # and the client's delayed ACK add 40 ms to every reused-connection reply.
+    disable_nagle_algorithm = True
 
     def log_message(self, format, *args):
         if os.environ.get("GEMINI_SERVER_VERBOSE"):
@@ -372,154 +264,15 @@ class Handler(BaseHTTPRequestHandler):
         self.send_body(200, json.dumps({"totalTokens": words, "promptTokensDetails": [
             {"modality": "TEXT", "tokenCount": words}]}).encode(), count=count)
 
-    # -- behaviours ------------------------------------------------------
-
-    def serve(self, name, options, model, body, stream, count):
-        times = int(options.get("times", "1"))
-        delay = int(options.get("delay", "0")) / 1000
-        gap = int(options.get("gap", "0")) / 1000
-        failing = count <= times
-
-        if name.startswith("fixture-"):
-            return self.replay(name[len("fixture-"):], stream, delay, gap, count)
-        if name == "echo":
-            return self.answer(model, body, stream, delay, gap, count)
-        if name == "fault-429":
-            if failing:
-                retry = options.get("retry", "0.2s")
-                return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", [
-                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-                        {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-                         "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
-                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry}], count=count)
-            return self.answer(model, body, stream, delay, gap, count)
-        if name == "fault-429-per-day":
-            return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", [
-                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-                    {"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},
-                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.1s"}], count=count)
-        if name in ("fault-500", "fault-503"):
-            if failing:
-                code = int(name[-3:])
-                status = "INTERNAL" if code == 500 else "UNAVAILABLE"
-                return self.send_error_json(code, status, "An internal error has occurred." if code == 500
-                                            else "The model is overloaded. Please try again later.", count=count)
-            return self.answer(model, body, stream, delay, gap, count)
-        if name == "fault-400":
-            return self.send_error_json(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", count=count)
-        if name == "fault-html-502":
-            if count <= int(options.get("times", "1000000")):
-                page = b"<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>"
-                return self.send_body(502, page, "text/html; charset=UTF-8", count=count)
-            return self.answer(model, body, stream, delay, gap, count)
-        if name == "fault-reset-before":
-            return self.reset() if failing else self.answer(model, body, stream, delay, gap, count)
-        if name == "fault-close-before":
-            return self.close_quietly() if failing else self.answer(model, body, stream, delay, gap, count)
-        if name == "fault-empty":
-            if stream:
-                self.start_stream(count)
-                return self.end_stream()
-            return self.send_body(200, b"", count=count)
-        if name == "fault-malformed":
-            if stream:
-                self.start_stream(count)
-                self.chunk(b'data: {"candidates": [{"content": \r\n\r\n')
-                return self.end_stream()
-            return self.send_body(200, b'{"candidates": [{"content": {"parts": [', count=count)
-        if name == "fault-slow-head":
-            time.sleep(int(options.get("delay", "3000")) / 1000)
-            return self.answer(model, body, stream, 0, 0, count)
-        if name in ("fault-reset-mid", "fault-truncated", "fault-slow-body", "fault-stream-error",
-                    "fault-stream-error-data"):
-            return self.broken(name, options, model, body, stream, count)
-        return self.send_error_json(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta, "
-                                    "or is not supported for generateContent.", count=count)
-
-    def answer(self, model, body, stream, delay, gap, count):
-        if not stream:
-            return self.send_body(200, json.dumps(echo_unary(model, body)).encode(), count=count)
-        self.start_stream(count)
-        for index, event in enumerate(echo_events(model, body)):
-            if index == 1 and gap:
-                time.sleep(gap)
-            elif index > 0 and delay:
-                time.sleep(delay)
-            self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
-        self.end_stream()
-
-    def broken(self, name, options, model, body, stream, count):
-        stall = int(options.get("delay", "5000")) / 1000
-        if not stream:
-            whole = json.dumps(echo_unary(model, body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(whole)))
-            self.end_headers()
-            self.wfile.write(whole[: len(whole) // 2])
-            self.wfile.flush()
-            if name == "fault-slow-body":
-                time.sleep(stall)
-                self.wfile.write(whole[len(whole) // 2:])
-                return self.wfile.flush()
-            return self.reset()
-        first = echo_events(model, body)[0]
-        self.start_stream(count)
-        self.chunk(b"data: " + json.dumps(first).encode() + b"\r\n\r\n")
-        if name == "fault-reset-mid":
-            time.sleep(0.05)
-            return self.reset()
-        if name == "fault-truncated":
-            self.chunk(b'data: {"candidates": [{"content": {"parts": [{"text": "cut')
-            return self.end_stream()
-        if name == "fault-slow-body":
-            time.sleep(stall)
-            for event in echo_events(model, body)[1:]:
-                self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
-            return self.end_stream()
-        error = error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
-        if name == "fault-stream-error-data":
-            self.chunk(b"data: " + json.dumps(json.loads(error)).encode() + b"\r\n\r\n")
-        else:
-            self.chunk(error + b"\n")
-        self.end_stream()
-
-    def replay(self, fixture, stream, delay, gap, count):
-        folder = os.path.join(self.state.fixtures, "googleai")
-        path = None
-        for candidate in (fixture, fixture + ".json", fixture + ".txt"):
-            full = os.path.join(folder, candidate)
-            if os.path.isfile(full):
-                path = full
-                break
-        if path is None:
-            return self.send_error_json(404, "NOT_FOUND", f"no fixture {fixture} in {folder}", count=count)
-        with open(path, "rb") as file:
-            raw = file.read()
-        stripped = raw.lstrip()
-        if stripped.startswith(b"{"):
-            document = json.loads(raw)
-            code = document["error"].get("code", 500) if "error" in document else 200
-            if not stream or code != 200:
-                return self.send_body(code, raw, count=count)
-            self.start_stream(count)
-            self.chunk(b"data: " + json.dumps(document).encode() + b"\r\n\r\n")
-            return self.end_stream()
-        if not stream:
-            return self.send_error_json(400, "INVALID_ARGUMENT", f"{fixture} is a streaming fixture", count=count)
-        self.start_stream(count)
-        for index, event in enumerate(split_events(raw)):
-            if index == 1 and gap:
-                time.sleep(gap)
-            elif index > 0 and delay:
-                time.sleep(delay)
-            self.chunk(event)
-        self.end_stream()
-
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
+
+    def handle_error(self, request, client_address):
+        # Clients that hang up mid-answer are what the fault tests do.
+        if os.environ.get("GEMINI_SERVER_VERBOSE"):
+            super().handle_error(request, client_address)
 
 
 def main():

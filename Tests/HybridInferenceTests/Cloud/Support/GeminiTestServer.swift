@@ -60,8 +60,19 @@ final class GeminiTestServer {
     ]
     let stdout = Pipe()
     let stdin = Pipe()
+    // A file, not a pipe: nobody reads stderr while the server runs, and a
+    // full pipe would block it.
+    let logURL = FileManager.default.temporaryDirectory
+      .appendingPathComponent("gemini-test-server-\(UUID().uuidString).log")
+    _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+    let log = try FileHandle(forWritingTo: logURL)
+    defer {
+      try? log.close()
+      try? FileManager.default.removeItem(at: logURL)
+    }
     process.standardOutput = stdout
     process.standardInput = stdin
+    process.standardError = log
     try process.run()
     var line = Data()
     while true {
@@ -73,12 +84,18 @@ final class GeminiTestServer {
       let baseURL = URL(string: "http://127.0.0.1:\(port)")
     else {
       process.terminate()
-      throw XCTSkip("the Gemini test server did not start (is python3 installed?)")
+      process.waitUntilExit()
+      let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+      throw StartError(description: "the Gemini test server did not start (python3 is required): \(output)")
     }
     self.port = port
     self.baseURL = baseURL
     self.process = process
     self.stdin = stdin
+  }
+
+  struct StartError: Error, CustomStringConvertible {
+    let description: String
   }
 
   /// Stops the server (closing its stdin ends it too, should the test crash).
