@@ -1,15 +1,16 @@
 extension CloudGeminiModel: CustomStringConvertible, CustomDebugStringConvertible,
   CustomReflectable
 {
-  /// Names the model and its server; says whether a key is set, never the key.
+  /// Names the model and its server; says whether a key is set, never the
+  /// key (nor any credentials in the base URL).
   public var description: String {
-    "CloudGeminiModel(\(name), \(baseURL.absoluteString)/\(apiVersion), "
+    "CloudGeminiModel(\(name), \(GeminiEndpoint.display(baseURL))/\(apiVersion), "
       + "API key \(apiKey == nil ? "missing" : "set"))"
   }
 
   /// The description plus the request options; still no key.
   public var debugDescription: String {
-    "CloudGeminiModel(name: \(name), baseURL: \(baseURL.absoluteString), "
+    "CloudGeminiModel(name: \(name), baseURL: \(GeminiEndpoint.display(baseURL)), "
       + "apiVersion: \(apiVersion), apiKey: \(apiKey == nil ? "<missing>" : "<redacted>"), "
       + "timeout: \(requestOptions.timeout), connectTimeout: \(requestOptions.connectTimeout), "
       + "maxAttempts: \(requestOptions.retryPolicy.maxAttempts))"
@@ -22,7 +23,7 @@ extension CloudGeminiModel: CustomStringConvertible, CustomDebugStringConvertibl
       self,
       children: [
         "name": name,
-        "baseURL": baseURL,
+        "baseURL": GeminiEndpoint.display(baseURL),
         "apiVersion": apiVersion,
         "apiKey": apiKey == nil ? "<missing>" : "<redacted>",
         "requestOptions": requestOptions,

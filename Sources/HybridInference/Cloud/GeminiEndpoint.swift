@@ -37,9 +37,23 @@ struct GeminiEndpoint: Sendable {
     guard let url = URL(string: "\(base)/\(version)/\(model):\(method.rawValue)\(query)"),
       url.scheme == "http" || url.scheme == "https"
     else {
-      throw .invalidOptions("cannot form a URL from the base URL \(baseURL.absoluteString) and model \(modelPath)")
+      throw .invalidOptions(
+        "cannot form a URL from the base URL \(Self.display(baseURL)) and model \(modelPath)")
     }
     return url
+  }
+
+  /// `url` without user, password, query or fragment: a proxy URL may carry
+  /// credentials of its own, and descriptions must not show them.
+  static func display(_ url: URL) -> String {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+      return "<unprintable URL>"
+    }
+    components.user = nil
+    components.password = nil
+    components.query = nil
+    components.fragment = nil
+    return components.string ?? "<unprintable URL>"
   }
 
   /// A POST of `body` as JSON to `method`, authenticated by the

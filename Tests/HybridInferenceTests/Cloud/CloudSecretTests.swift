@@ -36,6 +36,13 @@ final class CloudSecretTests: CloudTestCase {
     let hybrid = HybridModel(primary: model, secondary: ScriptedModel("local", placement: .onDevice))
     assertNoKey(in: hybrid, "hybrid")
     assertNoKey(in: GenerativeModelSession(model: model, logHandler: .silent), "session")
+
+    let proxied = CloudGeminiModel(
+      name: "echo", apiKey: key,
+      baseURL: try XCTUnwrap(URL(string: "https://user:proxySECRET@proxy.example/gemini?token=SECRET")),
+      logHandler: .silent)
+    assertNoKey(in: proxied, "model behind a proxy with credentials")
+    XCTAssertTrue(proxied.description.contains("https://proxy.example/gemini"), proxied.description)
   }
 
   func testEveryErrorTheClientThrows_andEveryLogLine_omitTheKey() async throws {

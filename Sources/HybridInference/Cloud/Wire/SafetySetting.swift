@@ -17,6 +17,7 @@ public struct SafetySetting: Sendable, Hashable, Codable {
 
   /// The REST `HarmCategory` enum; unknown values are kept.
   public struct HarmCategory: ProtoEnum {
+    /// The wire name.
     public let rawValue: String
     /// A category by its wire name, for values newer than this library.
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -35,6 +36,7 @@ public struct SafetySetting: Sendable, Hashable, Codable {
 
   /// The REST `HarmBlockThreshold` enum; unknown values are kept.
   public struct HarmBlockThreshold: ProtoEnum {
+    /// The wire name.
     public let rawValue: String
     /// A threshold by its wire name, for values newer than this library.
     public init(rawValue: String) { self.rawValue = rawValue }
