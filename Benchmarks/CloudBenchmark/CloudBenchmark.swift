@@ -42,6 +42,16 @@ struct CloudBenchmark {
     let concurrent = try await measure(arguments.requests, concurrency: arguments.concurrency) {
       _ = try await model.respond(to: request)
     }
+    let bare = BareURLSession(server: server, prompt: prompt)
+    let bareSession = bare.makeSession()
+    defer { bareSession.finishTasksAndInvalidate() }
+    for _ in 0..<20 { await bare.post(on: bareSession) }  // warm up
+    let bareSequential = try await measure(arguments.requests, concurrency: 1) {
+      await bare.post(on: bareSession)
+    }
+    let bareConcurrent = try await measure(arguments.requests, concurrency: arguments.concurrency) {
+      await bare.post(on: bareSession)
+    }
     let curl = try Curl(server: server, prompt: prompt)
     _ = try curl.run(requests: 20, parallel: 1)  // warm up
     let curlSequential = try curl.run(requests: arguments.requests, parallel: 1)
@@ -50,7 +60,7 @@ struct CloudBenchmark {
 
     let report = Report(
       arguments: arguments, sequential: sequential, concurrent: concurrent,
-      curlSequential: curlSequential, curlConcurrent: curlConcurrent, delivery: delivery)
+      bareSequential: bareSequential, bareConcurrent: bareConcurrent, curlSequential: curlSequential, curlConcurrent: curlConcurrent, delivery: delivery)
     print(report.markdown)
   }
 

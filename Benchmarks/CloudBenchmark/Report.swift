@@ -5,6 +5,8 @@ struct Report {
   let arguments: Arguments
   let sequential: Measurement
   let concurrent: Measurement
+  let bareSequential: Measurement
+  let bareConcurrent: Measurement
   let curlSequential: Measurement
   let curlConcurrent: Measurement
   let delivery: (first: [Double], later: [Double])
@@ -27,13 +29,21 @@ struct Report {
       | client | in flight | median | p90 | requests/s |
       | --- | ---: | ---: | ---: | ---: |
       | CloudGeminiModel | 1 | \(f(sequential.median)) | \(f(sequential.p90)) | \(f(sequential.throughput, 0)) |
+      | bare URLSession (delegate) | 1 | \(f(bareSequential.median)) | \(f(bareSequential.p90)) | \(f(bareSequential.throughput, 0)) |
       | curl | 1 | \(f(curlSequential.median)) | \(f(curlSequential.p90)) | \(f(curlSequential.throughput, 0)) |
       | CloudGeminiModel | \(arguments.concurrency) | \(f(concurrent.median)) | \(f(concurrent.p90)) | \(f(concurrent.throughput, 0)) |
+      | bare URLSession (delegate) | \(arguments.concurrency) | \(f(bareConcurrent.median)) | \(f(bareConcurrent.p90)) | \(f(bareConcurrent.throughput, 0)) |
       | curl --parallel | \(arguments.concurrency) | \(f(curlConcurrent.median)) | \(f(curlConcurrent.p90)) | \(f(curlConcurrent.throughput, 0)) |
 
       Client overhead per request (median CloudGeminiModel minus median curl): \
       \(f(sequential.median - curlSequential.median)) ms sequential, \
-      \(f(concurrent.median - curlConcurrent.median)) ms at \(arguments.concurrency) in flight.
+      \(f(concurrent.median - curlConcurrent.median)) ms at \(arguments.concurrency) in flight. \
+      Of that, FoundationNetworking's own share (bare URLSession minus curl): \
+      \(f(bareSequential.median - curlSequential.median)) ms sequential, \
+      \(f(bareConcurrent.median - curlConcurrent.median)) ms concurrent; the library's share \
+      (CloudGeminiModel minus bare URLSession: JSON encoding and decoding, timers, streams, \
+      checks): \(f(sequential.median - bareSequential.median)) ms sequential, \
+      \(f(concurrent.median - bareConcurrent.median)) ms concurrent.
 
       Streaming delivery delay (server writes an event → the snapshot reaches the caller of \
       `GenerativeModelSession.streamResponse`), \(arguments.streams) streams, ms: \
