@@ -18,7 +18,7 @@ enum CloudErrorMapping {
     .dnsLookupFailed, .timedOut, .internationalRoamingOff, .callIsActive, .dataNotAllowed,
     .cannotLoadFromNetwork, .secureConnectionFailed, .serverCertificateUntrusted,
     .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-    .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+    .serverCertificateHasUnknownRoot,
   ]
 
   /// The typed error of a non-2xx response.
