@@ -25,6 +25,11 @@ let package = Package(
       dependencies: ["HybridInference"],
       path: "Benchmarks/LocalBenchmark"
     ),
+    .executableTarget(
+      name: "cloud-benchmark",
+      dependencies: ["HybridInference"],
+      path: "Benchmarks/CloudBenchmark"
+    ),
     .testTarget(
       name: "HybridInferenceTests",
       dependencies: ["HybridInference"],
