@@ -4,7 +4,7 @@ import XCTest
 @testable import HybridInference
 
 /// The incremental SSE parser, fed in every way the network can split a body.
-final class SSEParserTests: XCTestCase {
+final class CloudSSEParserTests: XCTestCase {
   private func parse(_ chunks: [String]) -> [SSEEvent] {
     var parser = SSEParser()
     var events: [SSEEvent] = []
