@@ -3,7 +3,7 @@ import HybridInference
 
 /// Measures the cloud client against the loopback Gemini server, beside curl.
 ///
-///     swift run -c release cloud-benchmark [--requests N] [--concurrency C] [--streams S]
+///     swift run -c release cloud-benchmark [--requests N] [--concurrency C] [--streams S] [--local-model GGUF]
 ///
 /// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
 /// per-request latency of N sequential and of N concurrent (C in flight)
@@ -62,6 +62,9 @@ struct CloudBenchmark {
       arguments: arguments, sequential: sequential, concurrent: concurrent,
       bareSequential: bareSequential, bareConcurrent: bareConcurrent, curlSequential: curlSequential, curlConcurrent: curlConcurrent, delivery: delivery)
     print(report.markdown)
+    let routing = try await RoutingOverhead.measure(
+      server: server, requests: arguments.requests, localModelPath: arguments.localModelPath)
+    print(RoutingOverhead.markdown(routing))
   }
 
   /// Runs `count` calls of `body` with `concurrency` in flight; returns each
@@ -142,14 +145,18 @@ struct Arguments {
   var requests = 300
   var concurrency = 32
   var streams = 20
+  /// A GGUF for the prefer-cloud-offline figure; without it that figure is skipped.
+  var localModelPath: String?
   var commandLine: String
 
   init(_ arguments: [String]) {
     commandLine = (["swift run -c release cloud-benchmark"] + arguments.dropFirst()).joined(separator: " ")
     var iterator = arguments.dropFirst().makeIterator()
     while let flag = iterator.next() {
-      let value = iterator.next().flatMap(Int.init)
+      let argument = iterator.next()
+      let value = argument.flatMap(Int.init)
       switch flag {
+      case "--local-model": localModelPath = argument
       case "--requests": requests = value ?? requests
       case "--concurrency": concurrency = value ?? concurrency
       case "--streams": streams = value ?? streams
