@@ -35,6 +35,8 @@ struct Answerer: Sendable {
           }
           last = snapshot
         }
+        // A cancelled consumer sees the stream simply end; it is not an answer.
+        try Task.checkCancellation()
       } catch {
         // Keep the error line off the end of a half-printed answer.
         if printedBytes > 0 { terminal.write("\n") }

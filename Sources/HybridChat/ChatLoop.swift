@@ -11,8 +11,9 @@ struct ChatLoop {
   let terminal: Terminal
 
   func run() async -> Int32 {
+    let interrupts = InterruptHandler(terminal: terminal)
     terminal.errorLine(
-      "\(HelpText.versionLine) · mode \(conversation.mode) · \(ChatInput.commandSummary)")
+      "\(HelpText.versionLine) · mode \(await conversation.mode) · \(ChatInput.commandSummary)")
     while true {
       // The prompt marker goes to stderr, like a shell's, so stdout holds only answers.
       terminal.writeError("> ")
@@ -28,9 +29,9 @@ struct ChatLoop {
       case .help:
         terminal.errorLine("commands: \(ChatInput.commandSummary)")
       case .showMode:
-        terminal.errorLine("mode: \(conversation.mode)")
+        terminal.errorLine("mode: \(await conversation.mode)")
       case .reset:
-        conversation.reset()
+        await conversation.reset()
         terminal.errorLine("hybrid-chat: the conversation is reset")
       case .mode(let mode):
         do {
@@ -43,7 +44,11 @@ struct ChatLoop {
         terminal.errorLine("hybrid-chat: \(why)")
       case .prompt(let prompt):
         do {
-          try await conversation.answer(prompt)
+          try await interrupts.runCancellable { [conversation] in
+            try await conversation.answer(prompt)
+          }
+        } catch is CancellationError {
+          terminal.errorLine("hybrid-chat: stopped")
         } catch {
           terminal.errorLine(ErrorReport.commandError(for: error).line)
         }

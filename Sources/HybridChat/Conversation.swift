@@ -5,7 +5,8 @@ import HybridInference
 ///
 /// The session holds a `SwitchableModel`, so `/mode` changes which model
 /// answers without losing the conversation; `/reset` starts a new session.
-final class Conversation {
+/// An actor, so an answer can run in its own task and be cancelled by Ctrl-C.
+actor Conversation {
   private let catalog: ModelCatalog
   private let options: ChatOptions
   private let logHandler: LogHandler
