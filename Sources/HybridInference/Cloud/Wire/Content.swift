@@ -9,6 +9,7 @@ public struct Content: Sendable, Hashable, Codable {
   /// The ordered parts of the turn.
   public var parts: [Part]
 
+  /// A turn from `role` made of `parts`.
   public init(role: String? = nil, parts: [Part]) {
     self.role = role
     self.parts = parts
@@ -31,6 +32,7 @@ public struct Content: Sendable, Hashable, Codable {
 
   enum CodingKeys: String, CodingKey { case role, parts }
 
+  /// Decodes a turn; a missing `parts` is an empty list.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     role = try container.decodeIfPresent(String.self, forKey: .role)

@@ -18,6 +18,7 @@ public struct GenerateContentResponse: Sendable, Hashable, Codable {
   /// The GGUF file's own name (`general.name`) when the on-device model answered.
   public var localModelName: String?
 
+  /// A response; `modelVersion` names the model that answered.
   public init(
     candidates: [Candidate] = [], promptFeedback: PromptFeedback? = nil,
     usageMetadata: UsageMetadata? = nil, modelVersion: String, responseId: String? = nil,
@@ -44,6 +45,7 @@ public struct GenerateContentResponse: Sendable, Hashable, Codable {
     case candidates, promptFeedback, usageMetadata, modelVersion, responseId, localModelName
   }
 
+  /// Decodes a response; a missing `modelVersion` is empty until the client fills it in.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     candidates = try container.decodeIfPresent([Candidate].self, forKey: .candidates) ?? []

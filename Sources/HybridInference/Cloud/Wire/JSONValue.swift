@@ -11,6 +11,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
   case array([JSONValue])
   case object([String: JSONValue])
 
+  /// Decodes any JSON value.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
     if container.decodeNil() {
@@ -28,6 +29,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
   }
 
+  /// Encodes the value as it was received.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     switch self {

@@ -9,14 +9,17 @@ where RawValue == String {
 }
 
 extension ProtoEnum {
+  /// Decodes any string, known or not.
   public init(from decoder: any Decoder) throws {
     self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
   }
 
+  /// Encodes the raw string.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(rawValue)
   }
 
+  /// The wire name.
   public var description: String { rawValue }
 }

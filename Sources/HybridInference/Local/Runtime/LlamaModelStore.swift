@@ -16,7 +16,8 @@ final class LlamaModelStore: Sendable {
   }
 
   private final class WeakModel: Sendable {
-    // Only written in init; `weak` requires `var`.
+    // Written once, in init (`weak` requires `var`), and read only under the
+    // store's lock; weak loads themselves are atomic in Swift.
     nonisolated(unsafe) weak var model: LlamaModel?
     init(_ model: LlamaModel) { self.model = model }
   }

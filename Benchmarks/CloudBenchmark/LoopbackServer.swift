@@ -1,0 +1,97 @@
+import Foundation
+
+/// The test suite's Gemini server (Tests/GeminiServer/gemini_server.py), run
+/// as a child process for the benchmark.
+final class LoopbackServer {
+  static let apiKey = "benchmark-key"
+
+  let baseURL: URL
+  private let process: Process
+  private let stdin = Pipe()
+
+  static let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+  init() throws {
+    let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script.path, "--api-key", Self.apiKey]
+    let stdout = Pipe()
+    process.standardOutput = stdout
+    process.standardInput = stdin
+    try process.run()
+    var line = Data()
+    while true {
+      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+      if byte.isEmpty || byte == Data("\n".utf8) { break }
+      line.append(byte)
+    }
+    guard let port = Int(String(decoding: line, as: UTF8.self)),
+      let url = URL(string: "http://127.0.0.1:\(port)")
+    else {
+      process.terminate()
+      throw BenchmarkError("the loopback server did not start (python3 missing?)")
+    }
+    baseURL = url
+  }
+
+  func stop() {
+    if process.isRunning { process.terminate() }
+    try? stdin.fileHandleForWriting.close()
+    process.waitUntilExit()
+  }
+}
+
+/// curl doing the same unary requests: one process for all of them, so the
+/// figures are per request (curl's `time_total`), not per process start.
+struct Curl {
+  let url: String
+  let bodyFile: URL
+
+  init(server: LoopbackServer, prompt: String) throws {
+    url = server.baseURL.absoluteString + "/v1beta/models/echo:generateContent"
+    bodyFile = FileManager.default.temporaryDirectory
+      .appendingPathComponent("cloud-benchmark-\(getpid()).json")
+    let body = #"{"contents":[{"role":"user","parts":[{"text":"\#(prompt)"}]}]}"#
+    try Data(body.utf8).write(to: bodyFile)
+  }
+
+  /// Runs `requests` POSTs, `parallel` at a time; returns their latencies (ms).
+  func run(requests: Int, parallel: Int) throws -> Measurement {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    var arguments = [
+      "curl", "--silent", "--show-error", "--no-progress-meter",
+      "--write-out", "%{http_code} %{time_total}\\n",
+      "--header", "Content-Type: application/json",
+      "--header", "x-goog-api-key: \(LoopbackServer.apiKey)",
+      "--data-binary", "@\(bodyFile.path)",
+    ]
+    if parallel > 1 { arguments += ["--parallel", "--parallel-max", "\(parallel)"] }
+    for _ in 0..<requests { arguments += ["--output", "/dev/null", url] }
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    let start = ContinuousClock.now
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let wall = milliseconds(ContinuousClock.now - start)
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+    let latencies = lines.compactMap { line -> Double? in
+      let fields = line.split(separator: " ")
+      guard fields.count == 2, fields[0] == "200", let seconds = Double(fields[1]) else { return nil }
+      return seconds * 1000
+    }
+    guard process.terminationStatus == 0, latencies.count == requests else {
+      throw BenchmarkError("curl failed: status \(process.terminationStatus), \(latencies.count) of \(requests) answers")
+    }
+    return Measurement(latencies: latencies, wall: wall)
+  }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Runs llama.cpp's own `llama-bench` on the same model, threads and batch size.
+enum LlamaBench {
+  struct Figures {
+    var prefillTokensPerSecond: Double
+    var decodeTokensPerSecond: Double
+  }
+
+  static func run(executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int)
+    throws -> Figures
+  {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = [
+      "-m", model, "-p", "512", "-n", "128", "-t", "\(threads)", "-b", "\(batchSize)",
+      "-ub", "\(batchSize)", "-r", "\(repetitions)", "-o", "json",
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+      let runs = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+    else { throw BenchmarkError("llama-bench failed (status \(process.terminationStatus))") }
+    var figures = Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan)
+    for run in runs {
+      // llama-bench reports each repetition; take the median like our own figures.
+      let samples = (run["samples_ts"] as? [Double]) ?? [(run["avg_ts"] as? Double) ?? .nan]
+      if (run["n_prompt"] as? Int ?? 0) > 0 { figures.prefillTokensPerSecond = median(samples) }
+      if (run["n_gen"] as? Int ?? 0) > 0 { figures.decodeTokensPerSecond = median(samples) }
+    }
+    return figures
+  }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import HybridInference
+
+// Local benchmarks of issue 4: throughput beside llama-bench, multi-turn time to
+// first token with and without KV reuse, and peak memory for 1 and 4 sessions.
+//
+//   local-benchmark throughput <model.gguf> <llama-bench> [threads] [batch] [runs]
+//   local-benchmark multiturn <model.gguf>
+//   local-benchmark memory <model.gguf> <sessions>
+
+let arguments = CommandLine.arguments
+
+func peakResidentMegabytes() -> Double {
+  var usage = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &usage)
+  return Double(usage.ru_maxrss) / 1024
+}
+
+do {
+  guard arguments.count >= 3 else { throw BenchmarkError("usage: local-benchmark throughput|multiturn|memory <model> ...") }
+  let path = arguments[2]
+  switch arguments[1] {
+  case "throughput":
+    guard arguments.count >= 4 else { throw BenchmarkError("throughput needs the llama-bench path") }
+    let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2
+    let batch = arguments.count > 5 ? Int(arguments[5]) ?? 512 : 512
+    let runs = arguments.count > 6 ? Int(arguments[6]) ?? 5 : 5
+    let model = LocalSystemModel(modelPath: path, contextSize: 2048, threads: threads, batchSize: batch)
+    try await model.prepare()
+    let prompt = try await LocalThroughput.prompt(of: 512, model: model)
+    _ = try await LocalThroughput.decode(model: model, tokens: 8, runs: 1)  // warm-up
+    let (prefill, promptTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, runs: runs)
+    let (decode, generated) = try await LocalThroughput.decode(model: model, tokens: 128, runs: runs)
+    let reference = try LlamaBench.run(
+      executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: runs)
+    print("prefill  pp\(promptTokens): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(reference.prefillTokensPerSecond)) t/s, ratio \(format(prefill / reference.prefillTokensPerSecond, 3))")
+    print("decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(reference.decodeTokensPerSecond)) t/s, ratio \(format(decode / reference.decodeTokensPerSecond, 3))")
+  case "multiturn":
+    let model = LocalSystemModel(modelPath: path, contextSize: 4096)
+    try await model.prepare()
+    let reused = try await MultiTurn.withReuse(model: model)
+    let fresh = try await MultiTurn.withoutReuse(model: model)
+    for (turn, (withCache, withoutCache)) in zip(reused, fresh).enumerated() {
+      print("turn \(turn + 1): ttft with KV reuse \(format(withCache * 1000)) ms, without \(format(withoutCache * 1000)) ms")
+    }
+    if let first = reused.first, let last = reused.last {
+      print("turn 8 / turn 1 with reuse: \(format(last / first, 2)); without reuse: \(format((fresh.last ?? 0) / (fresh.first ?? 1), 2))")
+    }
+  case "memory":
+    let sessions = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
+    let model = LocalSystemModel(modelPath: path, contextSize: 4096)
+    try await model.prepare()
+    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 16))
+    let open = (0..<sessions).map { _ in GenerativeModelSession(model: model, logHandler: .silent) }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for session in open { group.addTask { _ = try await session.respond(to: "Hello!", options: options) } }
+      try await group.waitForAll()
+    }
+    print("peak RSS with \(sessions) session(s): \(format(peakResidentMegabytes())) MiB")
+    withExtendedLifetime(open) {}
+  default:
+    throw BenchmarkError("unknown benchmark \(arguments[1])")
+  }
+} catch {
+  FileHandle.standardError.write(Data("local-benchmark: error: \(error)\n".utf8))
+  exit(1)
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// An API key that cannot be printed.
+///
+/// Every textual form (`description`, `debugDescription`, `dump`, string
+/// interpolation, mirrors) shows a placeholder, so a key that ends up inside
+/// a logged or reflected value still does not leak. Only `value` has the key,
+/// and the client reads it for one place: the `x-goog-api-key` header.
+struct APIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+  CustomReflectable
+{
+  let value: String
+
+  init?(_ value: String?) {
+    guard let value, !value.isEmpty else { return nil }
+    self.value = value
+  }
+
+  var description: String { "<redacted>" }
+  var debugDescription: String { "<redacted>" }
+  var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+
+  /// `text` with every occurrence of the key replaced, for server messages
+  /// that might quote what they were sent.
+  func redact(_ text: String) -> String {
+    text.replacingOccurrences(of: value, with: "<redacted>")
+  }
+
+  /// The key from the environment: `GEMINI_API_KEY`, then `GOOGLE_API_KEY`
+  /// (the first is the name Google documents for the Gemini API).
+  static func fromEnvironment(_ environment: [String: String]) -> APIKey? {
+    APIKey(environment["GEMINI_API_KEY"]) ?? APIKey(environment["GOOGLE_API_KEY"])
+  }
+}

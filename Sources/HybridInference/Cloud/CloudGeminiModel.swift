@@ -1,0 +1,138 @@
+import Foundation
+
+/// A Gemini model behind the Gemini Developer API's REST interface.
+///
+/// ```swift
+/// let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite")  // key from the environment
+/// let session = GenerativeModelSession(model: cloud)
+/// ```
+///
+/// It speaks the public REST protocol byte for byte (`:generateContent`,
+/// `:streamGenerateContent?alt=sse`, `:countTokens`, the `x-goog-api-key`
+/// header), so the same client talks to Google and to any server or proxy
+/// that speaks it; `baseURL` and `apiVersion` choose which.
+///
+/// Streams arrive event by event as the server sends them. Failures are
+/// typed (`HybridInferenceError`): an unreachable cloud is `.offline`, which
+/// is what lets a prefer-cloud hybrid answer on device; an HTTP error status
+/// is `.cloudAPI` and never `.offline`. Transient statuses are retried under
+/// `RequestOptions.retryPolicy`. The API key never appears in a URL, a log
+/// line, an error or any description of the model.
+///
+/// A value: copies share one URL session, released with the last copy.
+public struct CloudGeminiModel: LanguageModel {
+  /// The model name as given (`"gemini-3.1-flash-lite"`); also `modelVersion`.
+  public let name: String
+  /// The server, without the API version (`https://generativelanguage.googleapis.com`).
+  public let baseURL: URL
+  /// The API version path segment (`"v1beta"`).
+  public let apiVersion: String
+  /// Timeouts and retries.
+  public let requestOptions: RequestOptions
+  /// Safety thresholds sent with every request; nil leaves Google's defaults.
+  public let safetySettings: [SafetySetting]?
+  /// Where `countTokens` reports retries; requests from a session report
+  /// through the session's handler.
+  public let logHandler: LogHandler
+  let apiKey: APIKey?
+  private let transport: HTTPTransport
+
+  /// The default server when neither the parameter nor `GOOGLE_GEMINI_BASE_URL` names one.
+  public static let defaultBaseURL =
+    URL(string: "https://generativelanguage.googleapis.com") ?? URL(fileURLWithPath: "/")
+
+  /// A Gemini model.
+  /// - Parameters:
+  ///   - name: The model, with or without the `models/` prefix.
+  ///   - apiKey: The key; nil reads `GEMINI_API_KEY`, then `GOOGLE_API_KEY`.
+  ///     Without one the model is `.unavailable(.missingAPIKey)`.
+  ///   - baseURL: The server; nil reads `GOOGLE_GEMINI_BASE_URL` (the
+  ///     google-genai convention), then uses `defaultBaseURL`.
+  ///   - apiVersion: `"v1beta"` by default, where every current feature lives.
+  ///   - requestOptions: Timeouts and retries.
+  ///   - safetySettings: Thresholds sent with every request.
+  ///   - logHandler: Where `countTokens` reports retries.
+  public init(
+    name: String, apiKey: String? = nil, baseURL: URL? = nil, apiVersion: String = "v1beta",
+    requestOptions: RequestOptions = RequestOptions(), safetySettings: [SafetySetting]? = nil,
+    logHandler: LogHandler = .standardError
+  ) {
+    self.init(
+      name: name, apiKey: apiKey, baseURL: baseURL, apiVersion: apiVersion,
+      requestOptions: requestOptions, safetySettings: safetySettings, logHandler: logHandler,
+      environment: ProcessInfo.processInfo.environment)
+  }
+
+  /// The designated initializer, with the environment passed in so tests can
+  /// check the fallbacks without touching the process's own.
+  init(
+    name: String, apiKey: String?, baseURL: URL?, apiVersion: String,
+    requestOptions: RequestOptions, safetySettings: [SafetySetting]?, logHandler: LogHandler,
+    environment: [String: String]
+  ) {
+    self.name = name
+    self.apiKey = APIKey(apiKey) ?? APIKey.fromEnvironment(environment)
+    let environmentURL = environment["GOOGLE_GEMINI_BASE_URL"].flatMap {
+      $0.isEmpty ? nil : URL(string: $0)
+    }
+    self.baseURL = baseURL ?? environmentURL ?? Self.defaultBaseURL
+    self.apiVersion = apiVersion
+    self.requestOptions = requestOptions
+    self.safetySettings = safetySettings
+    self.logHandler = logHandler
+    self.transport = HTTPTransport()
+  }
+
+  /// The model name: what `GenerateContentResponse.modelVersion` says when
+  /// this model answers and the server does not name itself.
+  public var modelVersion: String { name }
+
+  /// Always `.cloud`: only being offline lets a hybrid fall back from it.
+  public var placement: ModelPlacement { .cloud }
+
+  /// `.available` when a key is set, `.unavailable(.missingAPIKey)` otherwise.
+  /// Never touches the network.
+  public var availability: Availability {
+    apiKey == nil ? .unavailable(.missingAPIKey) : .available
+  }
+
+  /// Answers with `:generateContent`.
+  public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
+    try request.options.gemini?.validate()
+    return try await client.generateContent(
+      GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+  }
+
+  /// Streams with `:streamGenerateContent?alt=sse`, one delta per event.
+  public func streamResponse(to request: ModelRequest)
+    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+  {
+    do {
+      try request.options.gemini?.validate()
+    } catch {
+      return AsyncThrowingStream { $0.finish(throwing: error) }
+    }
+    return client.streamGenerateContent(
+      GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+  }
+
+  /// How many tokens `transcript` (instructions and every turn) takes as a
+  /// prompt, from `:countTokens`.
+  public func countTokens(_ transcript: Transcript) async throws -> Int {
+    try await client.countTokens(
+      CountTokensRequest(transcript: transcript, modelPath: client.endpoint.modelPath),
+      log: logHandler)
+  }
+
+  /// How many tokens `text` takes as a single user prompt.
+  public func countTokens(_ text: String) async throws -> Int {
+    try await countTokens(Transcript(entries: [.prompt(text)]))
+  }
+
+  var client: GeminiClient {
+    GeminiClient(
+      modelName: name,
+      endpoint: GeminiEndpoint(baseURL: baseURL, apiVersion: apiVersion, modelName: name),
+      apiKey: apiKey, options: requestOptions, transport: transport)
+  }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Where and how the client sends each call: the URL of a method of one
+/// model, and the request with its headers and JSON body.
+struct GeminiEndpoint: Sendable {
+  /// The REST methods the client calls.
+  enum Method: String, Sendable {
+    case generateContent
+    case streamGenerateContent
+    case countTokens
+  }
+
+  let baseURL: URL
+  let apiVersion: String
+  /// The model's resource name, `models/{model}`.
+  let modelPath: String
+
+  init(baseURL: URL, apiVersion: String, modelName: String) {
+    self.baseURL = baseURL
+    self.apiVersion = apiVersion
+    self.modelPath = modelName.hasPrefix("models/") ? modelName : "models/\(modelName)"
+  }
+
+  /// `{base}/{version}/models/{model}:{method}`, with `?alt=sse` for streams.
+  /// The key is never part of it.
+  func url(for method: Method) throws(HybridInferenceError) -> URL {
+    var base = baseURL.absoluteString
+    while base.hasSuffix("/") { base.removeLast() }
+    let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#:"))
+    let version = apiVersion.addingPercentEncoding(withAllowedCharacters: allowed) ?? apiVersion
+    let model = modelPath.addingPercentEncoding(withAllowedCharacters: allowed) ?? modelPath
+    let query = method == .streamGenerateContent ? "?alt=sse" : ""
+    guard let url = URL(string: "\(base)/\(version)/\(model):\(method.rawValue)\(query)"),
+      url.scheme == "http" || url.scheme == "https"
+    else {
+      throw .invalidOptions(
+        "cannot form a URL from the base URL \(Self.display(baseURL)) and model \(modelPath)")
+    }
+    return url
+  }
+
+  /// `url` without user, password, query or fragment: a proxy URL may carry
+  /// credentials of its own, and descriptions must not show them.
+  static func display(_ url: URL) -> String {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+      return "<unprintable URL>"
+    }
+    components.user = nil
+    components.password = nil
+    components.query = nil
+    components.fragment = nil
+    return components.string ?? "<unprintable URL>"
+  }
+
+  /// A POST of `body` as JSON to `method`, authenticated by the
+  /// `x-goog-api-key` header.
+  func request(
+    _ method: Method, body: some Encodable, apiKey: APIKey, timeout: Duration
+  ) throws(HybridInferenceError) -> URLRequest {
+    var request = URLRequest(url: try url(for: method))
+    request.httpMethod = "POST"
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    do {
+      request.httpBody = try encoder.encode(body)
+    } catch {
+      throw .invalidOptions("the request could not be encoded: \(error)")
+    }
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.setValue(
+      method == .streamGenerateContent ? "text/event-stream" : "application/json",
+      forHTTPHeaderField: "Accept")
+    request.setValue(apiKey.value, forHTTPHeaderField: "x-goog-api-key")
+    request.setValue("hybrid-inference-swift/0.1", forHTTPHeaderField: "x-goog-api-client")
+    // URLSession's own (idle) timer is a backstop behind the transport's.
+    request.timeoutInterval = max(1, timeout / .seconds(1)) + 60
+    return request
+  }
+}

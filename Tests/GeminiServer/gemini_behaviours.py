@@ -1,0 +1,155 @@
+"""What the test server answers, chosen by the model name: fixture replay,
+echo answers and injected faults. A mixin of gemini_server.Handler, which
+provides the HTTP plumbing (send_body, start_stream, chunk, reset, ...)."""
+
+import json
+import os
+import time
+
+from gemini_wire import echo_events, echo_unary, error_body, split_events
+
+
+class Behaviours:
+    def serve(self, name, options, model, body, stream, count):
+        times = int(options.get("times", "1"))
+        delay = int(options.get("delay", "0")) / 1000
+        gap = int(options.get("gap", "0")) / 1000
+        failing = count <= times
+
+        if name.startswith("fixture-"):
+            return self.replay(name[len("fixture-"):], stream, delay, gap, count)
+        if name == "echo":
+            return self.answer(model, body, stream, delay, gap, count, stamp="stamp" in options)
+        if name == "fault-429":
+            if failing:
+                retry = options.get("retry", "0.2s")
+                return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", [
+                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                        {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                         "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry}], count=count)
+            return self.answer(model, body, stream, delay, gap, count)
+        if name == "fault-429-per-day":
+            return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                    {"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.1s"}], count=count)
+        if name in ("fault-500", "fault-503"):
+            if failing:
+                code = int(name[-3:])
+                status = "INTERNAL" if code == 500 else "UNAVAILABLE"
+                return self.send_error_json(code, status, "An internal error has occurred." if code == 500
+                                            else "The model is overloaded. Please try again later.", count=count)
+            return self.answer(model, body, stream, delay, gap, count)
+        if name == "fault-400":
+            return self.send_error_json(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", count=count)
+        if name == "fault-html-502":
+            if count <= int(options.get("times", "1000000")):
+                page = b"<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>"
+                return self.send_body(502, page, "text/html; charset=UTF-8", count=count)
+            return self.answer(model, body, stream, delay, gap, count)
+        if name == "fault-reset-before":
+            return self.reset() if failing else self.answer(model, body, stream, delay, gap, count)
+        if name == "fault-close-before":
+            return self.close_quietly() if failing else self.answer(model, body, stream, delay, gap, count)
+        if name == "fault-empty":
+            if stream:
+                self.start_stream(count)
+                return self.end_stream()
+            return self.send_body(200, b"", count=count)
+        if name == "fault-malformed":
+            if stream:
+                self.start_stream(count)
+                self.chunk(b'data: {"candidates": [{"content": \r\n\r\n')
+                return self.end_stream()
+            return self.send_body(200, b'{"candidates": [{"content": {"parts": [', count=count)
+        if name == "fault-slow-head":
+            time.sleep(int(options.get("delay", "3000")) / 1000)
+            return self.answer(model, body, stream, 0, 0, count)
+        if name in ("fault-reset-mid", "fault-truncated", "fault-slow-body", "fault-stream-error",
+                    "fault-stream-error-data"):
+            return self.broken(name, options, model, body, stream, count)
+        return self.send_error_json(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta, "
+                                    "or is not supported for generateContent.", count=count)
+
+    def answer(self, model, body, stream, delay, gap, count, stamp=False):
+        if not stream:
+            return self.send_body(200, json.dumps(echo_unary(model, body)).encode(), count=count)
+        self.start_stream(count)
+        for index, event in enumerate(echo_events(model, body)):
+            if index == 1 and gap:
+                time.sleep(gap)
+            elif index > 0 and delay:
+                time.sleep(delay)
+            if stamp:
+                event["responseId"] = str(time.time_ns())
+            self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+        self.end_stream()
+
+    def broken(self, name, options, model, body, stream, count):
+        stall = int(options.get("delay", "5000")) / 1000
+        if not stream:
+            whole = json.dumps(echo_unary(model, body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=UTF-8")
+            self.send_header("Content-Length", str(len(whole)))
+            self.end_headers()
+            self.wfile.write(whole[: len(whole) // 2])
+            self.wfile.flush()
+            if name == "fault-slow-body":
+                time.sleep(stall)
+                self.wfile.write(whole[len(whole) // 2:])
+                return self.wfile.flush()
+            return self.reset()
+        first = echo_events(model, body)[0]
+        self.start_stream(count)
+        self.chunk(b"data: " + json.dumps(first).encode() + b"\r\n\r\n")
+        if name == "fault-reset-mid":
+            time.sleep(0.05)
+            return self.reset()
+        if name == "fault-truncated":
+            self.chunk(b'data: {"candidates": [{"content": {"parts": [{"text": "cut')
+            return self.end_stream()
+        if name == "fault-slow-body":
+            time.sleep(stall)
+            for event in echo_events(model, body)[1:]:
+                self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+            return self.end_stream()
+        error = error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+        if name == "fault-stream-error-data":
+            self.chunk(b"data: " + json.dumps(json.loads(error)).encode() + b"\r\n\r\n")
+        else:
+            self.chunk(error + b"\n")
+        self.end_stream()
+
+    def replay(self, fixture, stream, delay, gap, count):
+        folder = os.path.join(self.state.fixtures, "googleai")
+        path = None
+        for candidate in (fixture, fixture + ".json", fixture + ".txt"):
+            full = os.path.join(folder, candidate)
+            if os.path.isfile(full):
+                path = full
+                break
+        if path is None:
+            return self.send_error_json(404, "NOT_FOUND", f"no fixture {fixture} in {folder}", count=count)
+        with open(path, "rb") as file:
+            raw = file.read()
+        stripped = raw.lstrip()
+        if stripped.startswith(b"{"):
+            document = json.loads(raw)
+            code = document["error"].get("code", 500) if "error" in document else 200
+            if not stream or code != 200:
+                return self.send_body(code, raw, count=count)
+            self.start_stream(count)
+            self.chunk(b"data: " + json.dumps(document).encode() + b"\r\n\r\n")
+            return self.end_stream()
+        if not stream:
+            return self.send_error_json(400, "INVALID_ARGUMENT", f"{fixture} is a streaming fixture", count=count)
+        self.start_stream(count)
+        for index, event in enumerate(split_events(raw)):
+            if index == 1 and gap:
+                time.sleep(gap)
+            elif index > 0 and delay:
+                time.sleep(delay)
+            self.chunk(event)
+        self.end_stream()

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""A Gemini-protocol server on loopback, for the cloud client's tests.
+
+Python standard library only. Started by the tests (and the benchmark):
+
+    python3 gemini_server.py [--api-key KEY] [--fixtures DIR]
+
+It binds 127.0.0.1 on a free port, prints the port on the first line of
+stdout, and serves until its stdin closes (so it never outlives the process
+that started it) or it is killed.
+
+Requests are validated like Google does: the path
+(/{version}/models/{model}:generateContent | :streamGenerateContent?alt=sse |
+:countTokens), the method, the x-goog-api-key header (a key in the URL is
+refused), and the JSON body (an unknown field is a 400 INVALID_ARGUMENT).
+
+The model name picks the behaviour. `~`-separated options follow it:
+
+    fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself)
+    echo                 answer "echo: <last user text>" (3 events when streamed)
+    fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s), then echo
+    fault-429-per-day    429 with a per-day QuotaFailure, always
+    fault-500, fault-503 `times` x that status, then echo
+    fault-400            400 INVALID_ARGUMENT, always
+    fault-html-502       `times` x an HTML 502 page (default: always), then echo
+    fault-reset-before   `times` x a TCP reset before any byte, then echo
+    fault-close-before   `times` x a clean close before any byte, then echo
+    fault-reset-mid      first event (or half the body), then a TCP reset
+    fault-truncated      first event, then half an event, then a clean end
+    fault-malformed      a 200 whose JSON does not parse
+    fault-empty          a 200 with an empty body
+    fault-slow-body      first event (or half the body), then `delay` ms of silence
+    fault-slow-head      `delay` ms before anything is sent
+    fault-stream-error   first event, then a bare JSON error object in the stream
+    fault-stream-error-data  first event, then `data: {"error": ...}`
+    fault-echo-key       400 whose message quotes the key it received
+
+Options: times-N, retry-<duration>, delay-<ms> (between events, or of the
+stall), gap-<ms> (before the second event only), id-<anything> (a separate
+counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
+as responseId: for measuring delivery delay).
+
+GET /_blackhole returns {"port": N}, a loopback port where connecting hangs
+(its accept queue is full). GET /_stats?model=M returns {"count": requests
+for M}; GET /_last?model=M returns the last request for M (path, headers
+without the key, body). Every response carries x-test-request-count.
+"""
+
+import argparse
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+
+from gemini_behaviours import Behaviours  # noqa: E402
+from gemini_wire import (COUNT_FIELDS, PATH, BadRequest, check_contents,  # noqa: E402
+                         check_fields, check_generate, error_body, parse_model)
+
+
+class ServerState:
+    def __init__(self, api_key, fixtures):
+        self.api_key = api_key
+        self.fixtures = fixtures
+        self.lock = threading.Lock()
+        self.counts = {}
+        self.last = {}
+        self.blackhole = None
+
+    def blackhole_port(self):
+        """A loopback port whose accept queue is full: the kernel drops new
+        SYNs, so connecting hangs, as it does to an unreachable host."""
+        with self.lock:
+            if self.blackhole is None:
+                listener = socket.socket()
+                listener.bind(("127.0.0.1", 0))
+                listener.listen(0)
+                fillers = []
+                for _ in range(3):
+                    filler = socket.socket()
+                    filler.setblocking(False)
+                    try:
+                        filler.connect(listener.getsockname())
+                    except BlockingIOError:
+                        pass
+                    fillers.append(filler)
+                time.sleep(0.1)
+                self.blackhole = (listener, fillers)
+            return self.blackhole[0].getsockname()[1]
+
+    def record(self, model, entry):
+        with self.lock:
+            self.counts[model] = self.counts.get(model, 0) + 1
+            self.last[model] = entry
+            return self.counts[model]
+
+
+class Handler(Behaviours, BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "GeminiTestServer/1"
+    # Headers and body go out in separate writes; without TCP_NODELAY, Nagle
+    # and the client's delayed ACK add 40 ms to every reused-connection reply.
+    disable_nagle_algorithm = True
+
+    def log_message(self, format, *args):
+        if os.environ.get("GEMINI_SERVER_VERBOSE"):
+            super().log_message(format, *args)
+
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        except (ValueError, OSError):
+            self.close_connection = True
+
+    def finish(self):
+        try:
+            super().finish()
+        except (ValueError, OSError):
+            pass
+
+    @property
+    def state(self):
+        return self.server.state
+
+    # -- plumbing --------------------------------------------------------
+
+    def send_body(self, code, body, content_type="application/json; charset=UTF-8", count=None):
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if count is not None:
+            self.send_header("x-test-request-count", str(count))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def send_error_json(self, code, status, message, details=None, count=None):
+        self.send_body(code, error_body(code, status, message, details), count=count)
+
+    def start_stream(self, count):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("x-test-request-count", str(count))
+        self.end_headers()
+        self.wfile.flush()
+
+    def chunk(self, data):
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    def end_stream(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def reset(self):
+        """Ends the connection with a TCP reset (SO_LINGER 0, then close)."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        for stream in (self.rfile, self.wfile):
+            try:
+                stream.close()
+            except (ValueError, OSError):
+                pass
+        self.connection.close()
+
+    def close_quietly(self):
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    # -- routes ----------------------------------------------------------
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        model = parse_qs(url.query).get("model", [""])[0]
+        if url.path == "/_blackhole":
+            return self.send_body(200, json.dumps({"port": self.state.blackhole_port()}).encode())
+        with self.state.lock:
+            if url.path == "/_stats":
+                return self.send_body(200, json.dumps({"count": self.state.counts.get(model, 0)}).encode())
+            if url.path == "/_last":
+                return self.send_body(200, json.dumps(self.state.last.get(model)).encode())
+        self.send_error_json(404, "NOT_FOUND", f"GET {url.path} is not a method of this API")
+
+    def do_PUT(self):
+        self.reject_method()
+
+    def do_DELETE(self):
+        self.reject_method()
+
+    def reject_method(self):
+        self.read_body()
+        self.send_error_json(405, "INVALID_ARGUMENT", f"{self.command} is not supported; use POST")
+
+    def read_body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def do_POST(self):
+        url = urlsplit(self.path)
+        raw = self.read_body()
+        match = PATH.match(url.path)
+        if not match:
+            return self.send_error_json(404, "NOT_FOUND", f"The requested URL {url.path} was not found.")
+        _, model, method = match.groups()
+        query = parse_qs(url.query)
+        headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "x-goog-api-key"}
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        count = self.state.record(model, {"path": url.path, "query": url.query, "method": method,
+                                          "headers": headers, "body": body,
+                                          "keyHeaderPresent": "x-goog-api-key" in self.headers})
+        try:
+            if "key" in query:
+                raise BadRequest("this test server refuses API keys in the URL")
+            name, options = parse_model(model)
+            if name == "fault-echo-key":
+                received = self.headers.get("x-goog-api-key", "")
+                raise BadRequest(f"API key not valid: {received}")
+            if self.headers.get("x-goog-api-key") != self.state.api_key:
+                return self.send_error_json(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", [
+                    {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                     "domain": "googleapis.com", "metadata": {"service": "generativelanguage.googleapis.com"}}],
+                    count=count)
+            if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+                raise BadRequest("Content-Type must be application/json")
+            if body is None:
+                raise BadRequest("Invalid JSON payload received.")
+            if method == "streamGenerateContent" and query.get("alt") != ["sse"]:
+                raise BadRequest("this test server streams only with alt=sse")
+            if method == "countTokens":
+                check_fields(body, COUNT_FIELDS, "request")
+                if ("contents" in body) == ("generateContentRequest" in body):
+                    raise BadRequest("exactly one of contents and generateContentRequest must be set")
+                if "contents" in body:
+                    check_contents(body["contents"], "request.contents")
+                else:
+                    check_generate(body["generateContentRequest"], "request.generate_content_request")
+                return self.count_tokens(body, count)
+            check_generate(body)
+        except BadRequest as error:
+            return self.send_error_json(error.code, error.status, error.message, count=count)
+        self.serve(name, options, model, body, method == "streamGenerateContent", count)
+
+    def count_tokens(self, body, count):
+        inner = body.get("generateContentRequest", body)
+        words = 0
+        for content in inner.get("contents", []) + ([inner["systemInstruction"]] if "systemInstruction" in inner else []):
+            for part in content.get("parts", []):
+                words += len(part.get("text", "").split())
+        self.send_body(200, json.dumps({"totalTokens": words, "promptTokensDetails": [
+            {"modality": "TEXT", "tokenCount": words}]}).encode(), count=count)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def handle_error(self, request, client_address):
+        # Clients that hang up mid-answer are what the fault tests do.
+        if os.environ.get("GEMINI_SERVER_VERBOSE"):
+            super().handle_error(request, client_address)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    default_fixtures = os.environ.get("HYBRID_GEMINI_FIXTURES") or os.path.join(
+        here, "..", "..", "..", "shared", "gemini-fixtures")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--api-key", default="test-api-key")
+    parser.add_argument("--fixtures", default=default_fixtures)
+    parser.add_argument("--port", type=int, default=0)
+    arguments = parser.parse_args()
+    server = Server(("127.0.0.1", arguments.port), Handler)
+    server.state = ServerState(arguments.api_key, os.path.abspath(arguments.fixtures))
+    print(server.server_address[1], flush=True)
+
+    def watch_stdin():
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    server.serve_forever(poll_interval=0.1)
+
+
+if __name__ == "__main__":
+    main()

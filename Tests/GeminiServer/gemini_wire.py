@@ -1,0 +1,128 @@
+"""The Gemini REST protocol as the test server checks and speaks it.
+
+Request validation (unknown fields are refused the way Google refuses them),
+error bodies, the `echo` answers, and SSE event splitting. Standard library
+only; imported by gemini_server.py.
+"""
+
+import json
+import re
+
+PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+
+GENERATE_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
+                   "toolConfig", "cachedContent", "model", "labels"}
+COUNT_FIELDS = {"contents", "generateContentRequest"}
+CONTENT_FIELDS = {"role", "parts"}
+PART_FIELDS = {"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
+               "codeExecutionResult", "thought", "thoughtSignature", "videoMetadata"}
+CONFIG_FIELDS = {"temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "stopSequences",
+                 "presencePenalty", "frequencyPenalty", "seed", "responseMimeType", "responseSchema",
+                 "responseJsonSchema", "responseModalities", "thinkingConfig", "responseLogprobs",
+                 "logprobs", "speechConfig", "mediaResolution"}
+THINKING_FIELDS = {"thinkingLevel", "thinkingBudget", "includeThoughts"}
+THINKING_LEVELS = {"THINKING_LEVEL_UNSPECIFIED", "MINIMAL", "LOW", "MEDIUM", "HIGH"}
+
+
+class BadRequest(Exception):
+    def __init__(self, message, status="INVALID_ARGUMENT", code=400):
+        super().__init__(message)
+        self.message, self.status, self.code = message, status, code
+
+
+def error_body(code, status, message, details=None):
+    error = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = details
+    return json.dumps({"error": error}, indent=2).encode()
+
+
+def parse_model(model):
+    name, *parts = model.split("~")
+    options = {}
+    for part in parts:
+        key, _, value = part.partition("-")
+        options[key] = value
+    return name, options
+
+
+def check_fields(obj, allowed, where):
+    if not isinstance(obj, dict):
+        raise BadRequest(f"Invalid value at '{where}': expected an object")
+    for key in obj:
+        if key not in allowed:
+            raise BadRequest(f'Invalid JSON payload received. Unknown name "{key}" at \'{where}\': Cannot find field.')
+
+
+def check_contents(contents, where):
+    if not isinstance(contents, list) or not contents:
+        raise BadRequest(f"* {where}: contents is not specified")
+    for index, content in enumerate(contents):
+        check_fields(content, CONTENT_FIELDS, f"{where}[{index}]")
+        if content.get("role") not in ("user", "model"):
+            raise BadRequest(f"Please use a valid role: user, model. Got {content.get('role')!r}")
+        parts = content.get("parts")
+        if not isinstance(parts, list) or not parts:
+            raise BadRequest(f"* {where}[{index}].parts: contents.parts must not be empty.")
+        for part_index, part in enumerate(parts):
+            check_fields(part, PART_FIELDS, f"{where}[{index}].parts[{part_index}]")
+
+
+def check_generate(body, where="request"):
+    check_fields(body, GENERATE_FIELDS, where)
+    check_contents(body.get("contents"), f"{where}.contents")
+    if "systemInstruction" in body:
+        check_fields(body["systemInstruction"], CONTENT_FIELDS, f"{where}.system_instruction")
+    config = body.get("generationConfig")
+    if config is not None:
+        check_fields(config, CONFIG_FIELDS, f"{where}.generation_config")
+        thinking = config.get("thinkingConfig")
+        if thinking is not None:
+            check_fields(thinking, THINKING_FIELDS, f"{where}.generation_config.thinking_config")
+            level = thinking.get("thinkingLevel")
+            if level is not None and level not in THINKING_LEVELS:
+                raise BadRequest(f"Invalid value at 'generation_config.thinking_config.thinking_level', \"{level}\"")
+    for index, setting in enumerate(body.get("safetySettings") or []):
+        check_fields(setting, {"category", "threshold"}, f"{where}.safety_settings[{index}]")
+
+
+def last_user_text(body):
+    contents = body.get("contents") or body.get("generateContentRequest", {}).get("contents") or []
+    for content in reversed(contents):
+        if content.get("role") == "user":
+            return "".join(part.get("text", "") for part in content.get("parts", []))
+    return ""
+
+
+def echo_events(model, body):
+    text = "echo: " + last_user_text(body)
+    third = max(1, len(text) // 3)
+    pieces = [text[:third], text[third:2 * third], text[2 * third:]]
+    events = []
+    for index, piece in enumerate(pieces):
+        candidate = {"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}
+        event = {"candidates": [candidate], "modelVersion": "echo-model", "responseId": "echo-1"}
+        if index == len(pieces) - 1:
+            candidate["finishReason"] = "STOP"
+            event["usageMetadata"] = {"promptTokenCount": 3, "candidatesTokenCount": 5, "totalTokenCount": 8}
+        events.append(event)
+    return events
+
+
+def echo_unary(model, body):
+    event = echo_events(model, body)
+    text = "".join(e["candidates"][0]["content"]["parts"][0]["text"] for e in event)
+    merged = event[-1]
+    merged["candidates"][0]["content"]["parts"][0]["text"] = text
+    return merged
+
+
+def split_events(raw):
+    """Splits an SSE body into events, each with its own bytes and separator."""
+    pieces = re.split(rb"(\r\n\r\n|\n\n)", raw)
+    events = []
+    for index in range(0, len(pieces), 2):
+        chunk = pieces[index] + (pieces[index + 1] if index + 1 < len(pieces) else b"")
+        if chunk:
+            events.append(chunk)
+    return events

@@ -1,0 +1,110 @@
+import Foundation
+import HybridInference
+import XCTest
+
+/// Streaming behaviour: live delivery, failures mid-stream, cancellation.
+final class CloudStreamingTests: CloudTestCase {
+  /// The server waits 2 s between the first and the second event; the first
+  /// snapshot must reach the caller long before that, so nothing buffers the
+  /// body until its end.
+  func testFirstSnapshotArrivesBeforeTheServerSendsTheSecondEvent() async throws {
+    let session = self.session("echo~gap-2000")
+    let start = ContinuousClock.now
+    var arrivals: [Duration] = []
+    var contents: [String] = []
+    for try await snapshot in session.streamResponse(to: "a streamed answer") {
+      arrivals.append(ContinuousClock.now - start)
+      contents.append(snapshot.content)
+    }
+    XCTAssertEqual(arrivals.count, 3)
+    XCTAssertLessThan(arrivals[0], .seconds(1), "first snapshot at \(arrivals[0])")
+    XCTAssertGreaterThanOrEqual(arrivals[1], .milliseconds(1900), "second snapshot at \(arrivals[1])")
+    XCTAssertEqual(contents.last, "echo: a streamed answer")
+  }
+
+  func testFixtureStreamWithAGap_deliversItsFirstEventAtOnce() async throws {
+    _ = try GeminiTestServer.requireFixtures()
+    let session = self.session("fixture-streaming-success-basic-reply-short.txt~gap-1500")
+    let start = ContinuousClock.now
+    var first: Duration?
+    for try await snapshot in session.streamResponse(to: "Wyoming?") where first == nil {
+      first = ContinuousClock.now - start
+      XCTAssertEqual(snapshot.content, "The")
+    }
+    XCTAssertLessThan(try XCTUnwrap(first), .seconds(1))
+  }
+
+  func testResetMidStream_afterText_endsWithATypedErrorAndIsNotRetried() async throws {
+    let name = "fault-reset-mid~\(uniqueID())"
+    let result = await collectSnapshots(session(name).streamResponse(to: "hello"))
+    XCTAssertEqual(result.snapshots.count, 1, "the text before the reset was delivered")
+    XCTAssertEqual(offlineError(result.error)?.code, .networkConnectionLost)
+    let count = try await server.requestCount(name)
+    XCTAssertEqual(count, 1, "never retried after text")
+  }
+
+  func testResetMidBody_unary_isRetriedSinceNothingWasDelivered() async throws {
+    let name = "fault-reset-mid~\(uniqueID())"
+    let error = await captureError { try await self.session(name).respond(to: "hello") }
+    XCTAssertEqual(offlineError(error)?.code, .networkConnectionLost)
+    let count = try await server.requestCount(name)
+    XCTAssertEqual(count, 3)
+  }
+
+  func testResetBeforeText_withoutRetries_isOffline() async throws {
+    let session = self.session(
+      "fault-reset-before~times-9", requestOptions: RequestOptions(retryPolicy: .none))
+    let result = await collectSnapshots(session.streamResponse(to: "hello"))
+    XCTAssertTrue(result.snapshots.isEmpty)
+    XCTAssertEqual(offlineError(result.error)?.code, .networkConnectionLost)
+  }
+
+  func testCancellingASlowStream_returnsPromptlyAndTheSessionStaysUsable() async throws {
+    let model = server.model("fault-slow-body~delay-20000")
+    let session = GenerativeModelSession(model: model, logHandler: .silent)
+    let firstArrived = expectation(description: "first snapshot")
+    let task = Task {
+      var count = 0
+      for try await _ in session.streamResponse(to: "hello") {
+        count += 1
+        if count == 1 { firstArrived.fulfill() }
+      }
+      return count
+    }
+    await fulfillment(of: [firstArrived], timeout: 5)
+    let start = ContinuousClock.now
+    task.cancel()
+    let outcome = await task.result
+    XCTAssertLessThan(ContinuousClock.now - start, .milliseconds(500), "cancellation is prompt")
+    if case .success(let count) = outcome {
+      XCTAssertEqual(count, 1, "the stream ended at the cancellation")
+    } else if case .failure(let error) = outcome {
+      XCTAssertTrue(error is CancellationError, "\(error)")
+    }
+    XCTAssertFalse(session.isResponding)
+    XCTAssertTrue(session.transcript.entries.isEmpty, "a cancelled turn is not recorded")
+
+    let unary = Task { try await session.respond(to: "hello") }
+    try await Task.sleep(for: .milliseconds(200))
+    let unaryStart = ContinuousClock.now
+    unary.cancel()
+    let unaryOutcome = await unary.result
+    XCTAssertLessThan(ContinuousClock.now - unaryStart, .milliseconds(500))
+    guard case .failure(let error) = unaryOutcome, error is CancellationError else {
+      return XCTFail("a cancelled respond throws CancellationError, got \(unaryOutcome)")
+    }
+    XCTAssertFalse(session.isResponding, "the session takes the next request")
+  }
+
+  func testSessionIsUsableAfterACancelledStream() async throws {
+    let session = self.session("echo~delay-600")
+    let task = Task { try await session.streamResponse(to: "slow").collect() }
+    try await Task.sleep(for: .milliseconds(200))
+    task.cancel()
+    _ = await task.result
+    XCTAssertFalse(session.isResponding)
+    // The same session, same model, answers the next prompt in full.
+    let next = try await session.streamResponse(to: "again").collect()
+    XCTAssertTrue(next.content.hasPrefix("echo: again"))
+  }
+}

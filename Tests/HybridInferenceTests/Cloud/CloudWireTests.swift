@@ -1,0 +1,144 @@
+import Foundation
+import XCTest
+
+@testable import HybridInference
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Wire types, error bodies and retry arithmetic, without a server.
+final class CloudWireTests: XCTestCase {
+  func testErrorEnvelope_readsRetryInfoErrorInfoAndQuotaFailure() throws {
+    let body = Data(
+      #"""
+      {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED", "details": [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+          {"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
+          {"quotaId": "GenerateContentInputTokensPerModelPerMinute-FreeTier"}]},
+        {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "47s"}]}}
+      """#.utf8)
+    guard case .cloudAPI(let error) = CloudErrorMapping.apiError(
+      status: 429, contentType: "application/json", body: body, apiKey: nil)
+    else { return XCTFail("not a cloudAPI error") }
+    XCTAssertEqual(error.httpStatus, 429)
+    XCTAssertEqual(error.status, "RESOURCE_EXHAUSTED")
+    XCTAssertEqual(error.message, "quota")
+    XCTAssertEqual(error.retryDelay, .seconds(47))
+    XCTAssertEqual(error.reason, "RATE_LIMIT_EXCEEDED")
+    XCTAssertEqual(error.quotaIds.count, 2)
+  }
+
+  func testErrorBodies_inArrayOrSSEFraming_andHTML() {
+    let object = #"{"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}}"#
+    for body in [object, "[\(object)]", "data: \(object)\r\n\r\n"] {
+      guard case .cloudAPI(let error) = CloudErrorMapping.apiError(
+        status: 503, contentType: nil, body: Data(body.utf8), apiKey: nil)
+      else { return XCTFail(body) }
+      XCTAssertEqual(error.status, "UNAVAILABLE", body)
+      XCTAssertEqual(error.message, "busy", body)
+    }
+    guard case .cloudAPI(let html) = CloudErrorMapping.apiError(
+      status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), apiKey: nil)
+    else { return XCTFail("html") }
+    XCTAssertNil(html.status)
+    XCTAssertEqual(html.httpStatus, 502)
+    XCTAssertTrue(html.message.contains("text/html"), html.message)
+  }
+
+  func testUnknownEnumValuesAndFields_decodeAndKeepTheRawString() throws {
+    let json = #"""
+      {"candidates": [{"content": {"role": "model", "parts": [{"text": "hi", "futurePart": 1}]},
+        "finishReason": "SOMETHING_NEW", "novel": {"x": 1}}],
+       "promptFeedback": {"blockReason": "NEW_BLOCK"}, "brandNewField": true, "modelVersion": "m"}
+      """#
+    let response = try JSONDecoder().decode(GenerateContentResponse.self, from: Data(json.utf8))
+    XCTAssertEqual(response.finishReason?.rawValue, "SOMETHING_NEW")
+    XCTAssertEqual(response.finishReason?.isStoppedByPolicy, false)
+    XCTAssertEqual(response.promptFeedback?.blockReason?.rawValue, "NEW_BLOCK")
+    XCTAssertEqual(response.text, "hi")
+  }
+
+  func testDurations() {
+    XCTAssertEqual(ErrorEnvelope.parseDuration("47s"), .seconds(47))
+    XCTAssertEqual(ErrorEnvelope.parseDuration("0.5s"), .milliseconds(500))
+    XCTAssertEqual(ErrorEnvelope.parseDuration("1.000340012s"), .milliseconds(1001))
+    XCTAssertNil(ErrorEnvelope.parseDuration("soon"))
+    XCTAssertNil(ErrorEnvelope.parseDuration("-1s"))
+  }
+
+  func testRetryDecisions() {
+    func api(_ status: Int, quota: [String] = []) -> HybridInferenceError {
+      .cloudAPI(CloudAPIError(httpStatus: status, message: "", quotaIds: quota))
+    }
+    for status in [408, 429, 500, 502, 503, 504] {
+      XCTAssertNotEqual(RetryLoop.decision(for: api(status)), .never, "\(status)")
+    }
+    for status in [400, 401, 403, 404, 409, 501] {
+      XCTAssertEqual(RetryLoop.decision(for: api(status)), .never, "\(status)")
+    }
+    XCTAssertEqual(RetryLoop.decision(for: api(429, quota: ["GenerateRequestsPerDayPerProjectPerModel"])), .never)
+    XCTAssertNotEqual(RetryLoop.decision(for: HybridInferenceError.offline(URLError(.networkConnectionLost))), .never)
+    XCTAssertEqual(RetryLoop.decision(for: HybridInferenceError.offline(URLError(.cannotConnectToHost))), .never)
+    XCTAssertEqual(RetryLoop.decision(for: CancellationError()), .never)
+  }
+
+  func testBackoff_isFullJitterUnderAGrowingCap_andNeverBelowTheServersDelay() {
+    let policy = RetryPolicy(maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(30))
+    XCTAssertEqual(policy.delay(beforeRetry: 1, fraction: 1, serverMinimum: nil), .seconds(1))
+    XCTAssertEqual(policy.delay(beforeRetry: 3, fraction: 1, serverMinimum: nil), .seconds(4))
+    XCTAssertEqual(policy.delay(beforeRetry: 9, fraction: 1, serverMinimum: nil), .seconds(30))
+    XCTAssertEqual(policy.delay(beforeRetry: 3, fraction: 0.5, serverMinimum: nil), .seconds(2))
+    XCTAssertEqual(policy.delay(beforeRetry: 2, fraction: 0, serverMinimum: nil), .zero)
+    XCTAssertEqual(policy.delay(beforeRetry: 1, fraction: 0.2, serverMinimum: .seconds(47)), .seconds(47))
+    XCTAssertEqual(policy.delay(beforeRetry: 64, fraction: 1, serverMinimum: nil), .seconds(30))
+    XCTAssertEqual(RetryPolicy.none.maxAttempts, 1)
+    XCTAssertEqual(RetryPolicy.default, RetryPolicy(maxAttempts: 3, baseDelay: .seconds(1), maxDelay: .seconds(30)))
+  }
+
+  func testGenerateContentRequest_encoding() throws {
+    let transcript = Transcript(
+      instructions: "sys",
+      entries: [
+        .prompt("hi"),
+        .response(
+          Content(role: "model", parts: [Part(text: "t", thought: true, thoughtSignature: "c2ln")]),
+          modelVersion: "m"),
+        .prompt("again"),
+      ])
+    let request = GenerateContentRequest(
+      transcript: transcript,
+      generationConfig: GenerationConfig(thinkingConfig: ThinkingConfig(thinkingLevel: .high, thinkingBudget: 0)),
+      safetySettings: [])
+    let json = try XCTUnwrap(
+      try JSONSerialization.jsonObject(with: JSONEncoder().encode(request)) as? [String: Any])
+    XCTAssertEqual(Set(json.keys), ["contents", "systemInstruction", "generationConfig"])
+    let config = try XCTUnwrap(json["generationConfig"] as? [String: Any])
+    let thinking = try XCTUnwrap(config["thinkingConfig"] as? [String: Any])
+    XCTAssertEqual(Set(thinking.keys), ["thinkingLevel", "thinkingBudget"])
+    XCTAssertEqual(thinking["thinkingLevel"] as? String, "HIGH")
+    XCTAssertEqual(thinking["thinkingBudget"] as? Int, 0)
+    let contents = try XCTUnwrap(json["contents"] as? [[String: Any]])
+    let modelPart = try XCTUnwrap((contents[1]["parts"] as? [[String: Any]])?.first)
+    XCTAssertEqual(modelPart["thoughtSignature"] as? String, "c2ln")
+    XCTAssertEqual(modelPart["thought"] as? Bool, true)
+    XCTAssertEqual(Set(modelPart.keys), ["text", "thought", "thoughtSignature"])
+  }
+
+  func testEndpointURLs_neverCarryTheKey() throws {
+    let base = try XCTUnwrap(URL(string: "https://proxy.example/gemini/"))
+    let endpoint = GeminiEndpoint(baseURL: base, apiVersion: "v1beta", modelName: "gemini-3.1-flash-lite")
+    XCTAssertEqual(
+      try endpoint.url(for: .streamGenerateContent).absoluteString,
+      "https://proxy.example/gemini/v1beta/models/gemini-3.1-flash-lite:streamGenerateContent?alt=sse")
+    XCTAssertEqual(
+      try endpoint.url(for: .countTokens).absoluteString,
+      "https://proxy.example/gemini/v1beta/models/gemini-3.1-flash-lite:countTokens")
+    let key = try XCTUnwrap(APIKey("secret-key"))
+    let request = try endpoint.request(.generateContent, body: ["a": 1], apiKey: key, timeout: .seconds(5))
+    XCTAssertFalse(request.url?.absoluteString.contains("secret") ?? true)
+    XCTAssertEqual(request.value(forHTTPHeaderField: "x-goog-api-key"), "secret-key")
+    XCTAssertEqual("\(key)", "<redacted>")
+  }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HybridInference
+import XCTest
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A test case with its own loopback Gemini server.
+class CloudTestCase: XCTestCase {
+  var server: GeminiTestServer!
+
+  override func setUp() async throws {
+    try await super.setUp()
+    server = try GeminiTestServer()
+  }
+
+  override func tearDown() async throws {
+    server?.stop()
+    server = nil
+    try await super.tearDown()
+  }
+
+  /// A session on a model of the test server.
+  func session(
+    _ modelName: String, instructions: String? = nil, requestOptions: RequestOptions = .fastTests,
+    logHandler: LogHandler = .silent
+  ) -> GenerativeModelSession {
+    GenerativeModelSession(
+      model: server.model(modelName, requestOptions: requestOptions, logHandler: logHandler),
+      instructions: instructions, logHandler: logHandler)
+  }
+}
+
+/// Runs `body`, which must throw; returns what it threw.
+func captureError<T>(
+  _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+) async -> (any Error)? {
+  do {
+    let value = try await body()
+    XCTFail("expected an error, got \(value)", file: file, line: line)
+    return nil
+  } catch {
+    return error
+  }
+}
+
+/// The `CloudAPIError` inside `error`, or a failure.
+func cloudAPIError(
+  _ error: (any Error)?, file: StaticString = #filePath, line: UInt = #line
+) -> CloudAPIError? {
+  guard case .cloudAPI(let apiError)? = error as? HybridInferenceError else {
+    XCTFail("expected .cloudAPI, got \(String(describing: error))", file: file, line: line)
+    return nil
+  }
+  return apiError
+}
+
+/// The URLError inside an `.offline` error, or a failure.
+func offlineError(
+  _ error: (any Error)?, file: StaticString = #filePath, line: UInt = #line
+) -> URLError? {
+  guard case .offline(let urlError)? = error as? HybridInferenceError else {
+    XCTFail("expected .offline, got \(String(describing: error))", file: file, line: line)
+    return nil
+  }
+  return urlError
+}
+
+/// Collects a stream's snapshots, and the error that ended it, if any.
+func collectSnapshots(_ stream: ResponseStream) async -> (
+  snapshots: [ResponseStream.Snapshot], error: (any Error)?
+) {
+  var snapshots: [ResponseStream.Snapshot] = []
+  do {
+    for try await snapshot in stream { snapshots.append(snapshot) }
+    return (snapshots, nil)
+  } catch {
+    return (snapshots, error)
+  }
+}

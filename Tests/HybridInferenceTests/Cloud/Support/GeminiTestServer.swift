@@ -1,0 +1,161 @@
+import Foundation
+import HybridInference
+import XCTest
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The loopback Gemini server (Tests/GeminiServer/gemini_server.py), run as a
+/// child process for one test: started in `setUp`, stopped in `tearDown`.
+final class GeminiTestServer {
+  /// The key the server expects in `x-goog-api-key`.
+  static let apiKey = "AIzaSy-test-SECRET-0123456789"
+
+  let port: Int
+  let baseURL: URL
+  private let process: Process
+  private let stdin: Pipe
+
+  /// The repository root, found from this file's path.
+  static let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+
+  /// `HYBRID_GEMINI_FIXTURES`, else `../shared/gemini-fixtures` beside the repository.
+  static let fixturesDirectory: URL = {
+    if let path = ProcessInfo.processInfo.environment["HYBRID_GEMINI_FIXTURES"], !path.isEmpty {
+      return URL(fileURLWithPath: path)
+    }
+    return repositoryRoot.deletingLastPathComponent()
+      .appendingPathComponent("shared/gemini-fixtures")
+  }()
+
+  /// The recorded responses, or nil when the folder is absent.
+  static var fixtureFiles: [String]? {
+    let folder = fixturesDirectory.appendingPathComponent("googleai")
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
+      return nil
+    }
+    return names.filter { $0.hasPrefix("unary-") || $0.hasPrefix("streaming-") }.sorted()
+  }
+
+  /// Skips the calling test with a clear message where the fixtures are absent.
+  static func requireFixtures() throws -> [String] {
+    guard let files = fixtureFiles, !files.isEmpty else {
+      throw XCTSkip(
+        "Gemini fixtures not found at \(fixturesDirectory.path)/googleai; "
+          + "set HYBRID_GEMINI_FIXTURES to the gemini-fixtures folder to run this test")
+    }
+    return files
+  }
+
+  /// Starts the server and waits for it to print its port.
+  init() throws {
+    let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "python3", script.path, "--api-key", Self.apiKey, "--fixtures", Self.fixturesDirectory.path,
+    ]
+    let stdout = Pipe()
+    let stdin = Pipe()
+    // A file, not a pipe: nobody reads stderr while the server runs, and a
+    // full pipe would block it.
+    let logURL = FileManager.default.temporaryDirectory
+      .appendingPathComponent("gemini-test-server-\(UUID().uuidString).log")
+    _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+    let log = try FileHandle(forWritingTo: logURL)
+    defer {
+      try? log.close()
+      try? FileManager.default.removeItem(at: logURL)
+    }
+    process.standardOutput = stdout
+    process.standardInput = stdin
+    process.standardError = log
+    try process.run()
+    var line = Data()
+    while true {
+      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+      if byte.isEmpty || byte == Data("\n".utf8) { break }
+      line.append(byte)
+    }
+    guard let port = Int(String(decoding: line, as: UTF8.self)),
+      let baseURL = URL(string: "http://127.0.0.1:\(port)")
+    else {
+      process.terminate()
+      process.waitUntilExit()
+      let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+      throw StartError(description: "the Gemini test server did not start (python3 is required): \(output)")
+    }
+    self.port = port
+    self.baseURL = baseURL
+    self.process = process
+    self.stdin = stdin
+  }
+
+  struct StartError: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  /// Stops the server (closing its stdin ends it too, should the test crash).
+  func stop() {
+    if process.isRunning { process.terminate() }
+    try? stdin.fileHandleForWriting.close()
+    process.waitUntilExit()
+  }
+
+  deinit { stop() }
+
+  /// A cloud model pointed at this server.
+  func model(
+    _ name: String, apiKey: String? = GeminiTestServer.apiKey,
+    requestOptions: RequestOptions = .fastTests, safetySettings: [SafetySetting]? = nil,
+    logHandler: LogHandler = .silent
+  ) -> CloudGeminiModel {
+    CloudGeminiModel(
+      name: name, apiKey: apiKey, baseURL: baseURL, requestOptions: requestOptions,
+      safetySettings: safetySettings, logHandler: logHandler)
+  }
+
+  /// How many requests the server received for `model`.
+  func requestCount(_ model: String) async throws -> Int {
+    let object = try await get("/_stats", model: model) as? [String: Any]
+    return object?["count"] as? Int ?? -1
+  }
+
+  /// The last request the server received for `model`: path, query,
+  /// headers (without the key), and the JSON body.
+  func lastRequest(_ model: String) async throws -> [String: Any] {
+    let object = try await get("/_last", model: model)
+    return try XCTUnwrap(object as? [String: Any], "no request for \(model)")
+  }
+
+  /// A loopback URL where connecting hangs, as to an unreachable host.
+  func blackholeURL() async throws -> URL {
+    let object = try await get("/_blackhole", model: "") as? [String: Any]
+    let port = try XCTUnwrap(object?["port"] as? Int)
+    return try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)"))
+  }
+
+  private func get(_ path: String, model: String) async throws -> Any {
+    var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+    components?.path = path
+    components?.queryItems = [URLQueryItem(name: "model", value: model)]
+    let url = try XCTUnwrap(components?.url)
+    let (data, _) = try await URLSession.shared.data(from: url)
+    return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+  }
+}
+
+extension RequestOptions {
+  /// Short waits, so retry tests take milliseconds, not seconds.
+  static let fastTests = RequestOptions(
+    timeout: .seconds(20), connectTimeout: .seconds(5),
+    retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), maxDelay: .milliseconds(50)))
+}
+
+/// A unique suffix, so each test has its own request counter on the server.
+func uniqueID() -> String {
+  "id-" + UUID().uuidString.prefix(8).lowercased()
+}

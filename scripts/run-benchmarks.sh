@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs every benchmark of issue 4 and writes Benchmarks/RESULTS.md.
+# Called by `make bench` after a release build; expects LD_LIBRARY_PATH/PKG_CONFIG_PATH
+# from the Makefile. Figures are medians of several runs, each beside its reference.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$HI_SCRIPTS/.."
+
+BIN=.build/release
+MODEL="${HYBRID_LOCAL_MODEL:-$HI_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf}"
+LLAMA_BENCH="$LLAMA_PREFIX/bin/llama-bench"
+THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
+RUNS="${BENCH_RUNS:-5}"
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+
+[ -x "$LLAMA_BENCH" ] || hi_die "llama-bench missing: run LLAMA_BENCH=ON scripts/setup-llama.sh"
+
+step() { hi_log "bench: $*"; }
+
+step "local throughput beside llama-bench (threads $THREADS, batch 512, $RUNS runs)"
+"$BIN/local-benchmark" throughput "$MODEL" "$LLAMA_BENCH" "$THREADS" 512 "$RUNS" | tee "$OUT/throughput"
+
+step "multi-turn time to first token"
+"$BIN/local-benchmark" multiturn "$MODEL" | tee "$OUT/multiturn"
+
+step "peak memory, 1 and 4 sessions"
+"$BIN/local-benchmark" memory "$MODEL" 1 | tee "$OUT/memory"
+"$BIN/local-benchmark" memory "$MODEL" 4 | tee -a "$OUT/memory"
+KV_MIB=$("$HI_VENV/bin/python" - "$MODEL" <<'PY'
+import sys
+from gguf import GGUFReader
+r = GGUFReader(sys.argv[1])
+arch = bytes(r.fields["general.architecture"].parts[-1]).decode()
+def val(key):
+    return int(r.fields[f"{arch}.{key}"].parts[-1][0])
+heads = val("attention.head_count")
+kv_heads = val("attention.head_count_kv") if f"{arch}.attention.head_count_kv" in r.fields else heads
+per_token = val("block_count") * val("embedding_length") // heads * kv_heads * 2 * 2
+print(f"{per_token * 4096 / 2**20:.1f}")
+PY
+)
+echo "KV cache per session (4096 tokens, f16): $KV_MIB MiB" | tee -a "$OUT/memory"
+
+if [ -x "$BIN/cloud-benchmark" ]; then
+    step "cloud client beside curl, routing overhead"
+    "$BIN/cloud-benchmark" | tee "$OUT/cloud"
+fi
+
+CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+{
+    echo "# Benchmark results"
+    echo
+    echo "Written by \`make bench\` (scripts/run-benchmarks.sh); every figure is the median of"
+    echo "several runs, measured in the same run as its reference."
+    echo
+    echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "- Commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "- Machine: $(getconf _NPROCESSORS_ONLN) cores, $CPU_MODEL, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+    echo "- llama.cpp: from llama-cpp-python $LLAMA_CPP_PYTHON_VERSION, native CPU build, threads $THREADS, batch 512"
+    echo "- Model: $(basename "$MODEL")"
+    echo "- Command: \`make bench\`"
+    echo
+    echo "## 1. Local throughput beside llama-bench (target: decode >= 0.97x, prefill >= 0.95x)"
+    echo; echo '```'; cat "$OUT/throughput"; echo '```'; echo
+    echo "## 2. Multi-turn time to first token (target: turn 8 <= 1.3x turn 1 with KV reuse)"
+    echo; echo '```'; cat "$OUT/multiturn"; echo '```'; echo
+    echo "## 5. Memory (target: four sessions <= one + 4 x KV cache)"
+    echo; echo '```'; cat "$OUT/memory"; echo '```'; echo
+    if [ -f "$OUT/cloud" ]; then
+        echo "## 3, 4. Routing overhead and cloud client beside curl"
+        echo; echo '```'; cat "$OUT/cloud"; echo '```'; echo
+    fi
+} > Benchmarks/RESULTS.md
+hi_log "bench: wrote Benchmarks/RESULTS.md"
