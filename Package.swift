@@ -5,6 +5,7 @@ let package = Package(
   name: "HybridInference",
   products: [
     .library(name: "HybridInference", targets: ["HybridInference"]),
+    .executable(name: "hybrid-chat", targets: ["hybrid-chat"]),
   ],
   targets: [
     // llama.cpp's C API, found through pkg-config (`llama.pc`): a distribution
@@ -29,6 +30,24 @@ let package = Package(
       name: "cloud-benchmark",
       dependencies: ["HybridInference"],
       path: "Benchmarks/CloudBenchmark"
+    ),
+    // The `hybrid-chat` demo: the executable holds the I/O (terminal, chat
+    // loop); HybridChatCore holds what can be unit-tested without a process
+    // (argument parsing, option mapping, output formatting).
+    .target(
+      name: "HybridChatCore",
+      dependencies: ["HybridInference"],
+      path: "Sources/HybridChatCore"
+    ),
+    .executableTarget(
+      name: "hybrid-chat",
+      dependencies: ["HybridInference", "HybridChatCore"],
+      path: "Sources/HybridChat"
+    ),
+    .testTarget(
+      name: "HybridChatTests",
+      dependencies: ["HybridChatCore", "HybridInference"],
+      path: "Tests/HybridChatTests"
     ),
     .testTarget(
       name: "HybridInferenceTests",

@@ -1,0 +1,58 @@
+import HybridChatCore
+import HybridInference
+
+/// The interactive chat: reads prompts and slash commands from the terminal
+/// until `/quit` or end of input (Ctrl-D).
+///
+/// A failed answer prints its error line and the chat goes on; only leaving
+/// ends it, with status 0.
+struct ChatLoop {
+  let conversation: Conversation
+  let terminal: Terminal
+
+  func run() async -> Int32 {
+    let interrupts = InterruptHandler(terminal: terminal)
+    terminal.errorLine(
+      "\(HelpText.versionLine) · mode \(await conversation.mode) · \(ChatInput.commandSummary)")
+    while true {
+      // The prompt marker goes to stderr, like a shell's, so stdout holds only answers.
+      terminal.writeError("> ")
+      guard let line = terminal.readLine() else {
+        terminal.writeError("\n")
+        return 0
+      }
+      switch ChatInput(line: line) {
+      case .empty:
+        continue
+      case .quit:
+        return 0
+      case .help:
+        terminal.errorLine("commands: \(ChatInput.commandSummary)")
+      case .showMode:
+        terminal.errorLine("mode: \(await conversation.mode)")
+      case .reset:
+        await conversation.reset()
+        terminal.errorLine("hybrid-chat: the conversation is reset")
+      case .mode(let mode):
+        do {
+          try await conversation.switchMode(to: mode)
+          terminal.errorLine("hybrid-chat: mode \(mode); the conversation goes on")
+        } catch {
+          terminal.errorLine(error.line)
+        }
+      case .invalid(let why):
+        terminal.errorLine("hybrid-chat: \(why)")
+      case .prompt(let prompt):
+        do {
+          try await interrupts.runCancellable { [conversation] in
+            try await conversation.answer(prompt)
+          }
+        } catch is CancellationError {
+          terminal.errorLine("hybrid-chat: stopped")
+        } catch {
+          terminal.errorLine(ErrorReport.commandError(for: error).line)
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import HybridChatCore
+import HybridInference
+
+/// `hybrid-chat`: answers a prompt on device or in the cloud, or chats.
+///
+/// Every failure ends here as one line on stderr and a non-zero status (see
+/// `CommandError`): no stack trace, no crash.
+@main
+enum HybridChat {
+  static func main() async {
+    exit(await run(Array(CommandLine.arguments.dropFirst())))
+  }
+
+  static func run(_ arguments: [String]) async -> Int32 {
+    let terminal = Terminal()
+    do {
+      switch try ArgumentParser.parse(arguments) {
+      case .help:
+        terminal.write(HelpText.usage + "\n")
+        return 0
+      case .version:
+        terminal.write(HelpText.versionLine + "\n")
+        return 0
+      case .chat(let options):
+        return try await chat(options, terminal: terminal)
+      }
+    } catch {
+      let failure = ErrorReport.commandError(for: error)
+      terminal.errorLine(failure.line)
+      return failure.exitCode
+    }
+  }
+
+  private static func chat(_ options: ChatOptions, terminal: Terminal) async throws -> Int32 {
+    // llama.cpp's log is process-wide and chatty; the command's output is
+    // the answer and its one report line.
+    LocalSystemModel.setLlamaLogHandler(.silent)
+    // The prompt first: an empty one is a usage error before anything loads.
+    let source = try PromptSource.resolve(
+      argumentPrompt: options.prompt, stdinIsTerminal: terminal.stdinIsTerminal,
+      readStandardInput: terminal.readAll)
+    let recorder = FallbackRecorder()
+    let logHandler = ChatLogging.handler(recorder: recorder, terminal: terminal, json: options.json)
+    let catalog = ModelCatalog(options: options, logHandler: logHandler)
+    let mode = options.mode ?? catalog.defaultMode
+    let model = try catalog.model(for: mode)
+    try await ModelPreparation.prepare(catalog, for: mode, terminal: terminal)
+    let conversation = Conversation(
+      catalog: catalog, mode: mode, model: model, options: options, logHandler: logHandler,
+      recorder: recorder, terminal: terminal)
+    switch source {
+    case .oneShot(let prompt):
+      try await conversation.answer(prompt)
+      return 0
+    case .interactive:
+      return await ChatLoop(conversation: conversation, terminal: terminal).run()
+    }
+  }
+}

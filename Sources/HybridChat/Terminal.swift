@@ -1,0 +1,39 @@
+import Foundation
+
+/// The process's standard streams, and whether they are terminals.
+///
+/// Everything goes through unbuffered writes to the file descriptors (never
+/// `print`), so streamed text and the stderr lines appear in the order they
+/// were produced.
+struct Terminal: Sendable {
+  /// Whether stdin is a terminal: decides between a chat and a piped prompt.
+  let stdinIsTerminal = isatty(STDIN_FILENO) == 1
+  /// Whether stderr is a terminal: the progress bar is drawn only there.
+  let stderrIsTerminal = isatty(STDERR_FILENO) == 1
+
+  /// Writes `text` to stdout as is.
+  func write(_ text: String) {
+    try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+  }
+
+  /// Writes `text` to stderr as is (no newline added).
+  func writeError(_ text: String) {
+    try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
+  }
+
+  /// Writes one line to stderr.
+  func errorLine(_ line: String) {
+    writeError(line + "\n")
+  }
+
+  /// Reads one line from stdin, nil at end of input.
+  func readLine() -> String? {
+    Swift.readLine(strippingNewline: true)
+  }
+
+  /// Reads all of stdin (a piped prompt).
+  func readAll() -> String {
+    let data = (try? FileHandle.standardInput.readToEnd()) ?? Data()
+    return String(decoding: data, as: UTF8.self)
+  }
+}

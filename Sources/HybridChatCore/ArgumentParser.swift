@@ -1,0 +1,183 @@
+import HybridInference
+
+/// What the command line asks for.
+public enum Command: Sendable, Hashable {
+  /// `--help`: print the usage text.
+  case help
+  /// `--version`: print the version.
+  case version
+  /// Answer a prompt, or chat.
+  case chat(ChatOptions)
+}
+
+/// The hand-written parser for `hybrid-chat`'s command line.
+///
+/// Accepts `--flag value` and `--flag=value`; words that are not flags form
+/// the prompt, joined by spaces; `--` ends the flags, so a prompt may start
+/// with a dash. A repeated flag takes its last value. The first problem found
+/// is thrown as a usage error.
+public enum ArgumentParser {
+  /// Parses `arguments` (without the program name).
+  public static func parse(_ arguments: [String]) throws(CommandError) -> Command {
+    var options = ChatOptions()
+    var promptWords: [String] = []
+    var index = arguments.startIndex
+    var flagsEnded = false
+    while index < arguments.endIndex {
+      let argument = arguments[index]
+      index += 1
+      if flagsEnded || !looksLikeFlag(argument) {
+        promptWords.append(argument)
+        continue
+      }
+      if argument == "--" {
+        flagsEnded = true
+        continue
+      }
+      let (name, inlineValue) = split(argument)
+      guard let flag = Flag(spelling: name) else {
+        throw .usage("unknown option '\(name)'")
+      }
+      switch flag {
+      case .help: return .help
+      case .version: return .version
+      default: break
+      }
+      guard flag.takesValue else {
+        if inlineValue != nil { throw .usage("option '\(name)' takes no value") }
+        try flag.apply(nil, to: &options)
+        continue
+      }
+      let value: String
+      if let inlineValue {
+        value = inlineValue
+      } else if index < arguments.endIndex, !arguments[index].hasPrefix("--") {
+        value = arguments[index]
+        index += 1
+      } else {
+        throw .usage("option '\(name)' needs a value")
+      }
+      try flag.apply(value, to: &options)
+    }
+    if !promptWords.isEmpty { options.prompt = promptWords.joined(separator: " ") }
+    return .chat(options)
+  }
+
+  /// A lone `-` and negative numbers are prompt words; anything else that
+  /// starts with a dash is meant as a flag.
+  private static func looksLikeFlag(_ argument: String) -> Bool {
+    guard argument.hasPrefix("-"), argument != "-" else { return false }
+    return Double(argument) == nil
+  }
+
+  private static func split(_ argument: String) -> (name: String, value: String?) {
+    guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else {
+      return (argument, nil)
+    }
+    return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+  }
+}
+
+/// The flags, each knowing how to check its value and store it.
+private enum Flag: CaseIterable {
+  case help, version, mode, model, cloudModel, system, temperature, topP, topK, seed, maxTokens
+  case thinking, noStream, json
+
+  init?(spelling: String) {
+    if spelling == "-h" {
+      self = .help
+      return
+    }
+    guard let flag = Flag.allCases.first(where: { $0.spelling == spelling }) else { return nil }
+    self = flag
+  }
+
+  var spelling: String {
+    switch self {
+    case .help: "--help"
+    case .version: "--version"
+    case .mode: "--mode"
+    case .model: "--model"
+    case .cloudModel: "--cloud-model"
+    case .system: "--system"
+    case .temperature: "--temperature"
+    case .topP: "--top-p"
+    case .topK: "--top-k"
+    case .seed: "--seed"
+    case .maxTokens: "--max-tokens"
+    case .thinking: "--thinking"
+    case .noStream: "--no-stream"
+    case .json: "--json"
+    }
+  }
+
+  var takesValue: Bool {
+    switch self {
+    case .help, .version, .noStream, .json: false
+    default: true
+    }
+  }
+
+  func apply(_ value: String?, to options: inout ChatOptions) throws(CommandError) {
+    let value = value ?? ""
+    switch self {
+    case .help, .version:
+      break
+    case .noStream:
+      options.noStream = true
+    case .json:
+      options.json = true
+    case .mode:
+      guard let mode = InferenceMode(rawValue: value) else {
+        throw .usage("unknown mode '\(value)' for --mode (expected \(InferenceMode.allNames))")
+      }
+      options.mode = mode
+    case .model:
+      options.modelPath = try nonEmpty(value)
+    case .cloudModel:
+      options.cloudModel = try nonEmpty(value)
+    case .system:
+      options.systemInstructions = value.isEmpty ? nil : value
+    case .temperature:
+      options.temperature = try number(value, "a number >= 0") { $0 >= 0 }
+    case .topP:
+      options.topP = try number(value, "a number in (0, 1]") { $0 > 0 && $0 <= 1 }
+    case .topK:
+      options.topK = try integer(value, "an integer > 0") { $0 > 0 }
+    case .seed:
+      options.seed = try integer(value, "an integer in 0...\(Int32.max)") {
+        (0...Int(Int32.max)).contains($0)
+      }
+    case .maxTokens:
+      options.maxTokens = try integer(value, "an integer > 0") { $0 > 0 }
+    case .thinking:
+      guard let level = ThinkingConfig.ThinkingLevel(rawValue: value.uppercased()) else {
+        throw .usage("unknown level '\(value)' for --thinking (expected minimal|low|medium|high)")
+      }
+      options.thinking = level
+    }
+  }
+
+  private func nonEmpty(_ value: String) throws(CommandError) -> String {
+    guard !value.isEmpty else { throw .usage("option '\(spelling)' needs a value") }
+    return value
+  }
+
+  private func number(_ value: String, _ expected: String, _ isValid: (Double) -> Bool)
+    throws(CommandError) -> Double
+  {
+    guard let number = Double(value), number.isFinite, isValid(number) else {
+      throw .usage("option '\(spelling)' needs \(expected), got '\(value)'")
+    }
+    return number
+  }
+
+  private func integer(_ value: String, _ expected: String, _ isValid: (Int) -> Bool)
+    throws(CommandError) -> Int
+  {
+    guard let number = Int(value), isValid(number) else {
+      throw .usage("option '\(spelling)' needs \(expected), got '\(value)'")
+    }
+    return number
+  }
+}

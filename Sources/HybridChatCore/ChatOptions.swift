@@ -1,0 +1,60 @@
+import HybridInference
+
+/// Everything the command line says, after parsing and range checks.
+///
+/// A plain value: the parser produces it, the chat loop reads it, and
+/// `generationOptions` maps it onto both models' settings.
+public struct ChatOptions: Sendable, Hashable {
+  /// The one-shot prompt from the arguments; nil means stdin or interactive.
+  public var prompt: String?
+  /// `--mode`; nil means the default for whether a cloud key is set.
+  public var mode: InferenceMode?
+  /// `--model`: the GGUF file; nil means the library's default model.
+  public var modelPath: String?
+  /// `--cloud-model`.
+  public var cloudModel: String
+  /// `--system`: instructions sent before every turn.
+  public var systemInstructions: String?
+  /// `--temperature`, >= 0.
+  public var temperature: Double?
+  /// `--top-p`, in (0, 1].
+  public var topP: Double?
+  /// `--top-k`, > 0.
+  public var topK: Int?
+  /// `--seed`, 0...Int32.max (the Gemini API's seed is an int32).
+  public var seed: Int?
+  /// `--max-tokens`, > 0.
+  public var maxTokens: Int?
+  /// `--thinking`: the cloud model's thinking level.
+  public var thinking: ThinkingConfig.ThinkingLevel?
+  /// `--no-stream`: print the answer once it is complete.
+  public var noStream: Bool
+  /// `--json`: one JSON object per response on stdout.
+  public var json: Bool
+
+  /// The cloud model used when `--cloud-model` is not given.
+  public static let defaultCloudModel = "gemini-3.1-flash-lite"
+
+  /// Options with every setting at its default.
+  public init(
+    prompt: String? = nil, mode: InferenceMode? = nil, modelPath: String? = nil,
+    cloudModel: String = ChatOptions.defaultCloudModel, systemInstructions: String? = nil,
+    temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil, seed: Int? = nil,
+    maxTokens: Int? = nil, thinking: ThinkingConfig.ThinkingLevel? = nil, noStream: Bool = false,
+    json: Bool = false
+  ) {
+    self.prompt = prompt
+    self.mode = mode
+    self.modelPath = modelPath
+    self.cloudModel = cloudModel
+    self.systemInstructions = systemInstructions
+    self.temperature = temperature
+    self.topP = topP
+    self.topK = topK
+    self.seed = seed
+    self.maxTokens = maxTokens
+    self.thinking = thinking
+    self.noStream = noStream
+    self.json = json
+  }
+}

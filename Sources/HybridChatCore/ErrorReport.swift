@@ -1,0 +1,39 @@
+import Foundation
+import HybridInference
+
+/// Turns any failure into the one line the command prints and its exit status.
+///
+/// The library's descriptions are already one sentence without secrets; this
+/// adds what a person at a terminal should do next where that is clear.
+public enum ErrorReport {
+  /// The command error for `error`.
+  public static func commandError(for error: any Error) -> CommandError {
+    if let error = error as? CommandError { return error }
+    if let error = error as? HybridInferenceError { return commandError(for: error) }
+    if error is CancellationError { return .runtime("cancelled") }
+    return .runtime(String(describing: error))
+  }
+
+  private static func commandError(for error: HybridInferenceError) -> CommandError {
+    switch error {
+    case .unavailable(let model, .missingAPIKey):
+      return .runtime(missingKey(model: model))
+    case .unavailable(let model, .modelNotReady):
+      return .runtime("\(model) is unavailable: the model file is missing or not a GGUF file")
+    case .offline:
+      return .runtime(
+        "cannot reach the Gemini API (\(error)); check the network, or use --mode only-on-device")
+    case .emptyPrompt:
+      return .usage("the prompt is empty")
+    case .invalidOptions(let why):
+      return .usage(why)
+    default:
+      return .runtime(error.description)
+    }
+  }
+
+  /// The message for a cloud model that has no key.
+  public static func missingKey(model: String) -> String {
+    "the cloud model \(model) needs a Gemini API key: set GEMINI_API_KEY or GOOGLE_API_KEY"
+  }
+}

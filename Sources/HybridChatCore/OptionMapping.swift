@@ -1,0 +1,45 @@
+import HybridInference
+
+extension ChatOptions {
+  /// The sampling settings for both models, each in its own vocabulary.
+  ///
+  /// The cloud takes every flag as the REST field of the same meaning. The
+  /// on-device model has one sampling mode, chosen in this order:
+  /// - `--temperature 0`: greedy, the same answer every time;
+  /// - `--top-k`: `.random(top:seed:)`;
+  /// - `--top-p`: `.random(probabilityThreshold:seed:)` (with `--top-k` too,
+  ///   top-k wins on device and top-p still reaches the cloud);
+  /// - `--seed` alone: nucleus sampling at the library's default threshold
+  ///   (0.95) with that seed, so the seed is never silently dropped;
+  /// - nothing: the library's default.
+  public var generationOptions: HybridGenerationOptions {
+    .hybrid(gemini: generationConfig, foundationModels: onDeviceOptions)
+  }
+
+  /// The cloud half (`GenerationConfig`).
+  public var generationConfig: GenerationConfig? {
+    let config = GenerationConfig(
+      temperature: temperature, topP: topP, topK: topK, maxOutputTokens: maxTokens, seed: seed,
+      thinkingConfig: thinking.map { ThinkingConfig(thinkingLevel: $0) })
+    return config == GenerationConfig() ? nil : config
+  }
+
+  /// The on-device half (`GenerationOptions`).
+  public var onDeviceOptions: GenerationOptions? {
+    let options = GenerationOptions(
+      sampling: onDeviceSampling, temperature: temperature, maximumResponseTokens: maxTokens)
+    return options == GenerationOptions() ? nil : options
+  }
+
+  /// The threshold the library samples with by default (see `GenerationOptions`).
+  static let defaultProbabilityThreshold = 0.95
+
+  private var onDeviceSampling: GenerationOptions.SamplingMode? {
+    let seed = seed.map { UInt64($0) }
+    if temperature == 0 { return .greedy }
+    if let topK { return .random(top: topK, seed: seed) }
+    if let topP { return .random(probabilityThreshold: topP, seed: seed) }
+    if let seed { return .random(probabilityThreshold: Self.defaultProbabilityThreshold, seed: seed) }
+    return nil
+  }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import HybridInference
+
+/// What the command reports about one answer: the `You used:` line on stderr,
+/// or with `--json` one JSON object on stdout.
+public struct ResponseSummary: Sendable {
+  /// The answer text.
+  public var content: String
+  /// The model's full response (model name, usage, finish reason).
+  public var response: GenerateContentResponse
+  /// The mode the answer was asked in.
+  public var mode: InferenceMode
+  /// The fallback the hybrid took, if it took one.
+  public var fallback: FallbackEvent?
+  /// How long it took.
+  public var timing: ResponseTiming
+
+  /// A summary of one answer.
+  public init(
+    content: String, response: GenerateContentResponse, mode: InferenceMode,
+    fallback: FallbackEvent?, timing: ResponseTiming
+  ) {
+    self.content = content
+    self.response = response
+    self.mode = mode
+    self.fallback = fallback
+    self.timing = timing
+  }
+
+  /// The answer tokens, as the model counted them.
+  public var answerTokens: Int? { response.usageMetadata?.candidatesTokenCount }
+
+  /// The one line for stderr, in the seed's spirit:
+  /// `You used: <modelVersion> (<file>) · 12 prompt + 8 answer tokens · first token 85 ms · 41.2 tokens/s`.
+  public var usageLine: String {
+    var parts: [String] = []
+    var model = "You used: \(response.modelVersion)"
+    if let name = response.localModelName, !name.isEmpty { model += " (\(name))" }
+    parts.append(model)
+    if let usage = response.usageMetadata {
+      switch (usage.promptTokenCount, usage.candidatesTokenCount) {
+      case (let prompt?, let answer?): parts.append("\(prompt) prompt + \(answer) answer tokens")
+      case (nil, let answer?): parts.append("\(answer) answer tokens")
+      default: break
+      }
+    }
+    if let first = timing.timeToFirstToken {
+      parts.append("first token \(Self.format(first))")
+    } else {
+      parts.append("total \(Self.format(timing.total))")
+    }
+    if let answerTokens, let speed = timing.tokensPerSecond(tokens: answerTokens) {
+      parts.append(String(format: "%.1f tokens/s", speed))
+    }
+    return parts.joined(separator: " · ")
+  }
+
+  /// Milliseconds under ten seconds, seconds above.
+  static func format(_ duration: Duration) -> String {
+    let seconds = duration.seconds
+    return seconds < 10 ? String(format: "%.0f ms", seconds * 1000) : String(format: "%.1f s", seconds)
+  }
+
+  /// One JSON object on one line (JSON Lines), keys sorted. Every key is
+  /// always present, `null` when it has no value, so a consumer can index
+  /// without checking.
+  public func jsonLine() throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let data = try encoder.encode(JSONShape(self))
+    return String(decoding: data, as: UTF8.self)
+  }
+}
+
+/// The JSON object of one answer.
+private struct JSONShape: Encodable {
+  let summary: ResponseSummary
+
+  init(_ summary: ResponseSummary) { self.summary = summary }
+
+  enum Keys: String, CodingKey {
+    case content, modelVersion, localModelName, usage, finishReason, fallback, mode, timing
+  }
+
+  enum FallbackKeys: String, CodingKey { case from, to, reason }
+  enum TimingKeys: String, CodingKey { case totalMs, timeToFirstTokenMs, tokensPerSecond }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    let response = summary.response
+    try container.encode(summary.content, forKey: .content)
+    try container.encode(response.modelVersion, forKey: .modelVersion)
+    try container.encode(response.localModelName, forKey: .localModelName)
+    // The REST `UsageMetadata` field names, so cloud and device read alike.
+    try container.encode(response.usageMetadata, forKey: .usage)
+    try container.encode(response.finishReason?.rawValue, forKey: .finishReason)
+    try container.encode(summary.mode.rawValue, forKey: .mode)
+    if let fallback = summary.fallback {
+      var nested = container.nestedContainer(keyedBy: FallbackKeys.self, forKey: .fallback)
+      try nested.encode(fallback.from, forKey: .from)
+      try nested.encode(fallback.to, forKey: .to)
+      try nested.encode(fallback.reason.description, forKey: .reason)
+    } else {
+      try container.encodeNil(forKey: .fallback)
+    }
+    var timing = container.nestedContainer(keyedBy: TimingKeys.self, forKey: .timing)
+    try timing.encode(summary.timing.total.milliseconds, forKey: .totalMs)
+    try timing.encode(summary.timing.timeToFirstToken?.milliseconds, forKey: .timeToFirstTokenMs)
+    let speed = summary.answerTokens.flatMap { summary.timing.tokensPerSecond(tokens: $0) }
+    try timing.encode(speed.map { ($0 * 10).rounded() / 10 }, forKey: .tokensPerSecond)
+  }
+}

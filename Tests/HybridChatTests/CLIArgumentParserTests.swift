@@ -1,0 +1,150 @@
+import HybridChatCore
+import HybridInference
+import XCTest
+
+/// The hand-written parser: every flag, both spellings of a value, the prompt
+/// words, and every usage error.
+final class CLIArgumentParserTests: XCTestCase {
+  private func options(_ arguments: [String]) throws -> ChatOptions {
+    guard case .chat(let options) = try ArgumentParser.parse(arguments) else {
+      XCTFail("expected a chat command for \(arguments)")
+      return ChatOptions()
+    }
+    return options
+  }
+
+  private func usageError(_ arguments: [String]) -> CommandError? {
+    do {
+      _ = try ArgumentParser.parse(arguments)
+      XCTFail("expected a usage error for \(arguments)")
+      return nil
+    } catch {
+      XCTAssertEqual(error.kind, .usage)
+      XCTAssertEqual(error.exitCode, 2)
+      return error
+    }
+  }
+
+  func testNoArgumentsGiveTheDefaults() throws {
+    XCTAssertEqual(try options([]), ChatOptions())
+    XCTAssertEqual(ChatOptions().cloudModel, "gemini-3.1-flash-lite")
+  }
+
+  func testHelpAndVersion() throws {
+    XCTAssertEqual(try ArgumentParser.parse(["--help"]), .help)
+    XCTAssertEqual(try ArgumentParser.parse(["-h"]), .help)
+    XCTAssertEqual(try ArgumentParser.parse(["--json", "--help", "prompt"]), .help)
+    XCTAssertEqual(try ArgumentParser.parse(["--version"]), .version)
+  }
+
+  func testEveryFlag() throws {
+    let parsed = try options([
+      "--mode", "prefer-cloud", "--model", "/m.gguf", "--cloud-model", "gemini-x",
+      "--system", "Be brief.", "--temperature", "0.7", "--top-p", "0.9", "--top-k", "40",
+      "--seed", "7", "--max-tokens", "64", "--thinking", "high", "--no-stream", "--json",
+      "Why", "is", "the", "sky", "blue?",
+    ])
+    XCTAssertEqual(
+      parsed,
+      ChatOptions(
+        prompt: "Why is the sky blue?", mode: .preferCloud, modelPath: "/m.gguf",
+        cloudModel: "gemini-x", systemInstructions: "Be brief.", temperature: 0.7, topP: 0.9,
+        topK: 40, seed: 7, maxTokens: 64, thinking: .high, noStream: true, json: true))
+  }
+
+  func testEveryMode() throws {
+    for mode in InferenceMode.allCases {
+      XCTAssertEqual(try options(["--mode", mode.rawValue]).mode, mode)
+    }
+  }
+
+  func testEveryThinkingLevel() throws {
+    let levels: [String: ThinkingConfig.ThinkingLevel] = [
+      "minimal": .minimal, "low": .low, "medium": .medium, "high": .high,
+    ]
+    for (name, level) in levels {
+      XCTAssertEqual(try options(["--thinking", name]).thinking, level)
+    }
+  }
+
+  func testEqualsSpelling() throws {
+    let parsed = try options(["--temperature=0", "--max-tokens=8", "--system=a=b", "hi"])
+    XCTAssertEqual(parsed.temperature, 0)
+    XCTAssertEqual(parsed.maxTokens, 8)
+    XCTAssertEqual(parsed.systemInstructions, "a=b")
+    XCTAssertEqual(parsed.prompt, "hi")
+  }
+
+  func testPromptWordsAnywhereAndAfterDoubleDash() throws {
+    XCTAssertEqual(try options(["one", "--json", "two"]).prompt, "one two")
+    XCTAssertEqual(try options(["--", "--json", "-x"]).prompt, "--json -x")
+    XCTAssertEqual(try options(["what", "is", "-5"]).prompt, "what is -5")
+    XCTAssertNil(try options(["--json"]).prompt)
+  }
+
+  func testLastRepeatedFlagWins() throws {
+    XCTAssertEqual(try options(["--seed", "1", "--seed", "2"]).seed, 2)
+  }
+
+  func testBoundaryValuesAreAccepted() throws {
+    XCTAssertEqual(try options(["--top-p", "1"]).topP, 1)
+    XCTAssertEqual(try options(["--seed", "0"]).seed, 0)
+    XCTAssertEqual(try options(["--seed", "2147483647"]).seed, 2_147_483_647)
+    XCTAssertEqual(try options(["--top-k", "1"]).topK, 1)
+  }
+
+  func testUnknownFlag() {
+    XCTAssertEqual(usageError(["--frobnicate"])?.message, "unknown option '--frobnicate'")
+    XCTAssertEqual(usageError(["-x", "hi"])?.message, "unknown option '-x'")
+    XCTAssertEqual(usageError(["--frob=1"])?.message, "unknown option '--frob'")
+  }
+
+  func testMissingValue() {
+    for flag in [
+      "--mode", "--model", "--cloud-model", "--system", "--temperature", "--top-p", "--top-k",
+      "--seed", "--max-tokens", "--thinking",
+    ] {
+      XCTAssertEqual(usageError([flag])?.message, "option '\(flag)' needs a value", flag)
+      XCTAssertEqual(
+        usageError([flag, "--json"])?.message, "option '\(flag)' needs a value", flag)
+    }
+    XCTAssertEqual(usageError(["--model="])?.message, "option '--model' needs a value")
+  }
+
+  func testValueOnASwitch() {
+    XCTAssertEqual(usageError(["--json=yes"])?.message, "option '--json' takes no value")
+  }
+
+  func testBadNumbers() {
+    let cases: [[String]] = [
+      ["--temperature", "warm"], ["--temperature", "-1"], ["--temperature", "nan"],
+      ["--temperature", "inf"], ["--top-p", "0"], ["--top-p", "1.5"], ["--top-k", "0"],
+      ["--top-k", "2.5"], ["--seed", "-1"], ["--seed", "2147483648"], ["--seed", "x"],
+      ["--max-tokens", "0"], ["--max-tokens", "ten"],
+    ]
+    for arguments in cases {
+      let error = usageError(arguments)
+      XCTAssertEqual(
+        error?.message.hasPrefix("option '\(arguments[0])' needs "), true, "\(arguments)")
+      XCTAssertEqual(error?.message.hasSuffix("got '\(arguments[1])'"), true, "\(arguments)")
+    }
+  }
+
+  func testBadModeAndThinkingLevel() {
+    XCTAssertEqual(
+      usageError(["--mode", "cloud"])?.message,
+      "unknown mode 'cloud' for --mode (expected prefer-on-device|prefer-cloud|only-on-device|only-cloud)"
+    )
+    XCTAssertEqual(
+      usageError(["--thinking", "max"])?.message,
+      "unknown level 'max' for --thinking (expected minimal|low|medium|high)")
+  }
+
+  func testErrorLineIsOneLineWithExitStatus() {
+    let usage = CommandError.usage("unknown option '--x'")
+    XCTAssertEqual(usage.line, "hybrid-chat: error: unknown option '--x' (see 'hybrid-chat --help')")
+    let runtime = CommandError.runtime("first\nsecond")
+    XCTAssertEqual(runtime.line, "hybrid-chat: error: first second")
+    XCTAssertEqual(runtime.exitCode, 1)
+  }
+}
