@@ -39,7 +39,10 @@ test: setup
 	swift test --skip-build $(SWIFT_LINK)
 
 demo: setup
-	@swift build -c release --product hybrid-chat $(SWIFT_LINK) 2>&1 | grep -Ev '^(\[|Building|Compiling|Write|Planning)' || true
+	@mkdir -p .build
+	@echo "hybrid-inference: building hybrid-chat (release; quiet when up to date)..." >&2
+	@swift build -c release --product hybrid-chat $(SWIFT_LINK) > .build/demo-build.log 2>&1 \
+		|| { cat .build/demo-build.log >&2; exit 1; }
 	@.build/release/hybrid-chat "$(PROMPT)"
 
 bench: setup

@@ -244,9 +244,11 @@ final class RoutingTests: XCTestCase {
   }
 }
 
-/// Polls `condition` until it holds (or two seconds pass).
-func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-  for _ in 0..<400 where !condition() {
+/// Polls `condition` until it holds or `timeout` passes. Generous by default:
+/// this waits for something to happen, it does not measure how fast.
+func waitUntil(timeout: Duration = .seconds(60), _ condition: @Sendable () -> Bool) async throws {
+  let deadline = ContinuousClock.now + timeout
+  while !condition() && ContinuousClock.now < deadline {
     try await Task.sleep(for: .milliseconds(5))
   }
   XCTAssertTrue(condition(), "condition did not hold in time")
