@@ -86,6 +86,7 @@ enum RoutingOverhead {
   static func markdown(_ figures: Figures) -> String {
     let extra = figures.preferOnDeviceFallingBack.median - figures.onlyCloud.median
     var text = """
+
       ## Routing overhead
 
       Prefer on-device with the on-device model unavailable (missing file) against only-cloud, \
