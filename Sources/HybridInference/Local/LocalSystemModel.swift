@@ -46,8 +46,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     self.handle = LoadedModelHandle()
   }
 
+  /// Always `LocalSystemModel.modelVersion`, whichever file is loaded.
   public var modelVersion: String { Self.modelVersion }
+  /// On device: any failure of its own lets a hybrid fall back to the cloud.
   public var placement: ModelPlacement { .onDevice }
+  /// Names the model file.
   public var description: String { "LocalSystemModel(\(modelPath))" }
 
   /// Whether the model can run here. Costs a `stat` of the file once the file
@@ -83,6 +86,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     LlamaBackend.logSink.current = handler
   }
 
+  /// Generates on device, token by token, as deltas; the last delta carries the finish reason and usage.
   public func streamResponse(to request: ModelRequest)
     -> AsyncThrowingStream<GenerateContentResponse, any Error>
   {

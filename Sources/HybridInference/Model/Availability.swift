@@ -1,11 +1,14 @@
 /// Whether a model can answer now, and if not, why.
 public enum Availability: Sendable, Hashable, CustomStringConvertible {
+  /// The model can answer now.
   case available
+  /// The model cannot answer now, for this reason.
   case unavailable(UnavailableReason)
 
   /// Whether this is `.available`.
   public var isAvailable: Bool { self == .available }
 
+  /// The availability in words.
   public var description: String {
     switch self {
     case .available: "available"
@@ -27,6 +30,7 @@ public enum UnavailableReason: Sendable, Hashable, CustomStringConvertible {
   /// No API key: neither given nor in `GEMINI_API_KEY` or `GOOGLE_API_KEY`.
   case missingAPIKey
 
+  /// The reason in words.
   public var description: String {
     switch self {
     case .deviceNotEligible: "the device is not eligible for on-device inference"

@@ -14,6 +14,7 @@ public struct CloudAPIError: Sendable, Hashable, CustomStringConvertible {
   /// The quota that was exceeded, for 429s (`QuotaFailure` violation ids).
   public var quotaIds: [String]
 
+  /// An API error with what the server said.
   public init(
     httpStatus: Int, status: String? = nil, message: String, retryDelay: Duration? = nil,
     reason: String? = nil, quotaIds: [String] = []
@@ -26,6 +27,7 @@ public struct CloudAPIError: Sendable, Hashable, CustomStringConvertible {
     self.quotaIds = quotaIds
   }
 
+  /// The error as one line: status, Google status, message and retry delay.
   public var description: String {
     var text = "cloud API error \(httpStatus)"
     if let status { text += " \(status)" }

@@ -9,6 +9,7 @@ import Synchronization
 public final class ConversationState: Sendable {
   private let storage = Mutex<[String: any AnyObject & Sendable]>([:])
 
+  /// Empty storage; a session makes one for its lifetime.
   public init() {}
 
   /// The object stored under `key`, created by `make` on first use.

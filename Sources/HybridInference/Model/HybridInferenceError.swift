@@ -46,6 +46,7 @@ public enum HybridInferenceError: Error, Sendable {
 }
 
 extension HybridInferenceError: CustomStringConvertible, LocalizedError {
+  /// The error as one line of text, safe to log: no API key, no full URL.
   public var description: String {
     switch self {
     case .unavailable(let model, let reason):
@@ -82,6 +83,7 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
     }
   }
 
+  /// The same as `description`, for `localizedDescription`.
   public var errorDescription: String? { description }
 
   /// A URLError's code and failing host, never its full URL or user info,

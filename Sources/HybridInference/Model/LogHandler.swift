@@ -29,13 +29,16 @@ public struct LogHandler: Sendable {
 
 /// One thing the library reports.
 public struct LogRecord: Sendable {
+  /// How much the record matters.
   public var level: LogLevel
   /// Which part of the library speaks.
   public var category: Category
+  /// One line of text, never containing an API key.
   public var message: String
   /// Set when the record reports a fallback.
   public var fallback: FallbackEvent?
 
+  /// A record; `fallback` is set only for fallbacks.
   public init(level: LogLevel, category: Category, message: String, fallback: FallbackEvent? = nil) {
     self.level = level
     self.category = category
@@ -45,14 +48,29 @@ public struct LogRecord: Sendable {
 
   /// The part of the library a record comes from.
   public enum Category: String, Sendable, Hashable {
-    case routing, cloud, local, llama
+    /// Hybrid routing: fallbacks.
+    case routing
+    /// The cloud client: retries, errors.
+    case cloud
+    /// The on-device model.
+    case local
+    /// llama.cpp's own log lines.
+    case llama
   }
 }
 
 /// How much a record matters.
 public enum LogLevel: Int, Sendable, Hashable, Comparable {
-  case debug, info, warning, error
+  /// Detail for debugging.
+  case debug
+  /// Normal operation (a retry, a model load).
+  case info
+  /// Something went around a problem (a fallback).
+  case warning
+  /// Something failed.
+  case error
 
+  /// Orders levels from `.debug` to `.error`.
   public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
@@ -62,8 +80,10 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
   public var from: String
   /// The model that was asked instead.
   public var to: String
+  /// Why the first model did not answer.
   public var reason: Reason
 
+  /// An event for a fallback from `from` to `to`.
   public init(from: String, to: String, reason: Reason) {
     self.from = from
     self.to = to
@@ -77,6 +97,7 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
     /// It failed with this error.
     case failed(any Error)
 
+    /// The reason as one line of text.
     public var description: String {
       switch self {
       case .unavailable(let reason): "unavailable: \(reason)"
@@ -85,5 +106,6 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
     }
   }
 
+  /// The event as one line of text.
   public var description: String { "falling back from \(from) to \(to): \(reason)" }
 }

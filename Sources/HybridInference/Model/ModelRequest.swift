@@ -9,6 +9,7 @@ public struct ModelRequest: Sendable {
   /// Where the backend reports what it does.
   public let logHandler: LogHandler
 
+  /// A request; a backend under test can be given one directly.
   public init(
     transcript: Transcript, options: HybridGenerationOptions = .default,
     conversation: ConversationState = ConversationState(), logHandler: LogHandler = .silent

@@ -3,18 +3,30 @@
 /// Encodes to the wire field for field; nil fields are left out so the server
 /// applies its own defaults. Only the cloud model reads it.
 public struct GenerationConfig: Sendable, Hashable, Codable {
+  /// Randomness of sampling; 0 is the most deterministic. Must be >= 0.
   public var temperature: Double?
+  /// Nucleus sampling: the probability mass to sample from, in 0...1.
   public var topP: Double?
+  /// Samples among the `topK` most likely tokens; must be > 0.
   public var topK: Int?
+  /// How many candidate answers to return; must be > 0.
   public var candidateCount: Int?
+  /// The most tokens the answer may have; must be > 0.
   public var maxOutputTokens: Int?
+  /// Strings that end the answer where they appear.
   public var stopSequences: [String]?
+  /// Penalises tokens already used at all, encouraging new topics.
   public var presencePenalty: Double?
+  /// Penalises tokens by how often they were used, discouraging repetition.
   public var frequencyPenalty: Double?
+  /// A seed for repeatable sampling, where the model supports it.
   public var seed: Int?
+  /// The answer's MIME type, such as `"application/json"`.
   public var responseMimeType: String?
+  /// How much the model thinks before answering.
   public var thinkingConfig: ThinkingConfig?
 
+  /// A configuration; every field left nil keeps the server's default.
   public init(
     temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil,
     candidateCount: Int? = nil, maxOutputTokens: Int? = nil, stopSequences: [String]? = nil,
@@ -66,6 +78,7 @@ public struct ThinkingConfig: Sendable, Hashable, Codable {
   /// Whether thought summaries come back as `thought` parts.
   public var includeThoughts: Bool?
 
+  /// A thinking configuration; nil fields keep the server's default.
   public init(
     thinkingLevel: ThinkingLevel? = nil, thinkingBudget: Int? = nil, includeThoughts: Bool? = nil
   ) {
@@ -76,9 +89,13 @@ public struct ThinkingConfig: Sendable, Hashable, Codable {
 
   /// The thinking effort levels of the REST API.
   public enum ThinkingLevel: String, Sendable, Hashable, Codable, CaseIterable {
+    /// As little thinking as the model allows.
     case minimal = "MINIMAL"
+    /// Light thinking, for faster answers.
     case low = "LOW"
+    /// Balanced thinking.
     case medium = "MEDIUM"
+    /// The most thinking, for the hardest questions.
     case high = "HIGH"
   }
 }

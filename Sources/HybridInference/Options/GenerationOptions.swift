@@ -11,6 +11,7 @@ public struct GenerationOptions: Sendable, Hashable {
   /// The most tokens the answer may have; must be > 0.
   public var maximumResponseTokens: Int?
 
+  /// Options; nil fields keep the on-device defaults.
   public init(
     sampling: SamplingMode? = nil, temperature: Double? = nil, maximumResponseTokens: Int? = nil
   ) {

@@ -9,6 +9,7 @@ public struct HybridGenerationOptions: Sendable, Hashable {
   /// Settings for the on-device model.
   public var foundationModels: GenerationOptions?
 
+  /// Options with either half, or both.
   public init(gemini: GenerationConfig? = nil, foundationModels: GenerationOptions? = nil) {
     self.gemini = gemini
     self.foundationModels = foundationModels

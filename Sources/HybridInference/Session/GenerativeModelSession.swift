@@ -148,6 +148,7 @@ extension GenerativeModelSession {
     /// The model's full response; `modelVersion` names the model that answered.
     public let rawResponse: GenerateContentResponse
 
+    /// A response with its text and the raw response it came from.
     public init(content: String, rawResponse: GenerateContentResponse) {
       self.content = content
       self.rawResponse = rawResponse

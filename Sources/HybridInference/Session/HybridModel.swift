@@ -9,6 +9,7 @@ public struct HybridModel: LanguageModel {
   /// The model asked when the primary cannot answer.
   public let secondary: any LanguageModel
 
+  /// A hybrid that asks `primary` first and `secondary` when the routing rules allow.
   public init(primary: any LanguageModel, secondary: any LanguageModel) {
     self.primary = primary
     self.secondary = secondary
@@ -27,6 +28,7 @@ public struct HybridModel: LanguageModel {
     return secondary.isAvailable ? .available : primaryAvailability
   }
 
+  /// Answers from the primary, or from the secondary after a failure the rules let it fall back from.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     let primaryError: any Error
     switch primary.availability {
@@ -48,6 +50,7 @@ public struct HybridModel: LanguageModel {
     }
   }
 
+  /// Streams from the primary, falling back to the secondary only before any text was delivered.
   public func streamResponse(to request: ModelRequest)
     -> AsyncThrowingStream<GenerateContentResponse, any Error>
   {

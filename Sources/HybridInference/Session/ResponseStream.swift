@@ -2,6 +2,7 @@
 ///
 /// Iterating starts the request; stopping early cancels it.
 public struct ResponseStream: AsyncSequence, Sendable {
+  /// Each element is the answer so far.
   public typealias Element = Snapshot
 
   /// The answer so far.
@@ -18,6 +19,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
     self.start = start
   }
 
+  /// Starts the request and returns an iterator over its snapshots.
   public func makeAsyncIterator() -> AsyncIterator {
     AsyncIterator(base: start().makeAsyncIterator())
   }
@@ -37,6 +39,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
   public struct AsyncIterator: AsyncIteratorProtocol {
     var base: AsyncThrowingStream<Snapshot, any Error>.AsyncIterator
 
+    /// The next snapshot, or nil when the answer is complete; throws what the request failed with.
     public mutating func next() async throws -> Snapshot? {
       try await base.next()
     }

@@ -8,6 +8,7 @@ public struct Transcript: Sendable, Hashable {
   /// The turns, oldest first.
   public var entries: [Entry]
 
+  /// A transcript with optional instructions and the turns so far.
   public init(instructions: String? = nil, entries: [Entry] = []) {
     self.instructions = instructions
     self.entries = entries
@@ -22,6 +23,7 @@ public struct Transcript: Sendable, Hashable {
     /// For answers, the model that gave it (`GenerateContentResponse.modelVersion`).
     public var modelVersion: String?
 
+    /// A turn by `role`; `modelVersion` names the model for answers.
     public init(role: Role, content: Content, modelVersion: String? = nil) {
       self.role = role
       self.content = content
