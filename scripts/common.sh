@@ -41,3 +41,17 @@ hi_find_python() {
     done
     hi_die "python3 not found (install Python 3.9+)"
 }
+
+# Reads a build log on stdin and draws one updating bar on stderr from ninja's
+# "[n/m]" lines. Only called when stderr is a terminal.
+hi_progress_bar() {
+    local label="$1" line done total filled width=30
+    while IFS= read -r line; do
+        [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
+        done="${BASH_REMATCH[1]}"; total="${BASH_REMATCH[2]}"
+        filled=$(( done * width / total ))
+        printf '\rhybrid-inference: %s [%-*s] %d/%d' "$label" "$width" \
+            "$(printf '%*s' "$filled" '' | tr ' ' '#')" "$done" "$total" >&2
+    done
+    printf '\r\033[K' >&2
+}

@@ -96,6 +96,18 @@ common_flags=(
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
     -DLLAMA_TOOLS_INSTALL=OFF
 )
+# Like run_quiet for a build, and on a terminal a progress bar from ninja's [n/m] lines.
+run_build() {
+    local log="$WORK/last.log"
+    if [ -t 2 ]; then
+        if ! "$@" 2>&1 | tee "$log" | hi_progress_bar "building llama.cpp"; then
+            tail -n 40 "$log" >&2
+            hi_die "command failed: $*"
+        fi
+    else
+        run_quiet "$@"
+    fi
+}
 run_quiet() {  # run a command, show its output only if it fails
     local log="$WORK/last.log"
     if ! "$@" >"$log" 2>&1; then
@@ -107,7 +119,7 @@ run_quiet() {  # run a command, show its output only if it fails
 # Libraries: llama + ggml only (no common/tools), then the regular cmake install.
 run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF
-run_quiet "$CMAKE" --build "$BLD" -j "$JOBS"
+run_build "$CMAKE" --build "$BLD" -j "$JOBS"
 rm -f "$STAMP"
 case "$LLAMA_PREFIX" in
     "$HI_CACHE"/*) rm -rf "$LLAMA_PREFIX" ;;  # our own cache dir: start clean
@@ -120,7 +132,7 @@ if [ "$LLAMA_BENCH" = "ON" ]; then
     hi_log "building llama-bench"
     run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
         -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON
-    run_quiet "$CMAKE" --build "$BLD" -j "$JOBS" --target llama-bench
+    run_build "$CMAKE" --build "$BLD" -j "$JOBS" --target llama-bench
     mkdir -p "$LLAMA_PREFIX/bin"
     cp -P "$BLD"/bin/llama-bench "$LLAMA_PREFIX/bin/"
     find "$BLD" \( -name 'libllama-common.so*' -o -name 'libllama-bench-impl.so*' \) \
