@@ -24,6 +24,9 @@ step "local throughput beside llama-bench (threads $THREADS, batch 512, $RUNS ru
 step "multi-turn time to first token"
 "$BIN/local-benchmark" multiturn "$MODEL" | tee "$OUT/multiturn"
 
+step "cancellation latency"
+"$BIN/local-benchmark" cancel "$MODEL" | tee "$OUT/cancel"
+
 step "peak memory, 1 and 4 sessions"
 "$BIN/local-benchmark" memory "$MODEL" 1 | tee "$OUT/memory"
 "$BIN/local-benchmark" memory "$MODEL" 4 | tee -a "$OUT/memory"
@@ -66,6 +69,8 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo; echo '```'; cat "$OUT/throughput"; echo '```'; echo
     echo "## 2. Multi-turn time to first token (target: turn 8 <= 1.3x turn 1 with KV reuse)"
     echo; echo '```'; cat "$OUT/multiturn"; echo '```'; echo
+    echo "## Cancellation on the default model (issue 5: within 100 ms)"
+    echo; echo '```'; cat "$OUT/cancel"; echo '```'; echo
     echo "## 5. Memory (target: four sessions <= one + 4 x KV cache)"
     echo; echo '```'; cat "$OUT/memory"; echo '```'; echo
     echo "## 3, 4. Cloud client beside curl, routing overhead"

@@ -2,10 +2,12 @@ import Foundation
 import HybridInference
 
 // Local benchmarks of issue 4: throughput beside llama-bench, multi-turn time to
-// first token with and without KV reuse, and peak memory for 1 and 4 sessions.
+// first token with and without KV reuse, cancellation latency, and peak memory
+// for 1 and 4 sessions.
 //
 //   local-benchmark throughput <model.gguf> <llama-bench> [threads] [batch] [runs]
 //   local-benchmark multiturn <model.gguf>
+//   local-benchmark cancel <model.gguf>
 //   local-benchmark memory <model.gguf> <sessions>
 
 let arguments = CommandLine.arguments
@@ -46,6 +48,11 @@ do {
     if let first = reused.first, let last = reused.last {
       print("turn 8 / turn 1 with reuse: \(format(last / first, 2)); without reuse: \(format((fresh.last ?? 0) / (fresh.first ?? 1), 2))")
     }
+  case "cancel":
+    let model = LocalSystemModel(modelPath: path, contextSize: 4096)
+    try await model.prepare()
+    let (decode, prefill) = try await Cancellation.measure(model: model, runs: 5)
+    print("cancel during decode: stopped after \(format(decode)) ms; during a 3,000-token prefill: \(format(prefill)) ms (target <= 100 ms; the caller's await returns at once)")
   case "memory":
     let sessions = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
