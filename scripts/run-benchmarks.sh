@@ -10,7 +10,7 @@ BIN=.build/release
 MODEL="${HYBRID_LOCAL_MODEL:-$HI_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf}"
 LLAMA_BENCH="$LLAMA_PREFIX/bin/llama-bench"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
-RUNS="${BENCH_RUNS:-5}"
+RUNS="${BENCH_RUNS:-7}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 

@@ -1,6 +1,7 @@
 import HybridInference
 
-/// Prefill and decode speed of `LocalSystemModel` through the public API.
+/// Prefill and decode speed of `LocalSystemModel` through its public API, on a
+/// warm llama context, like `llama-bench` (which creates its context once).
 enum LocalThroughput {
   /// A prompt of about `tokens` tokens once the chat template is applied.
   static func prompt(of tokens: Int, model: LocalSystemModel) async throws -> String {
@@ -14,44 +15,49 @@ enum LocalThroughput {
     }
   }
 
-  /// Prompt tokens per second: a fresh session (nothing cached) answering one
-  /// token, so the time is almost all prefill.
-  static func prefill(model: LocalSystemModel, prompt: String, runs: Int) async throws -> (Double, Int) {
-    var rates: [Double] = []
-    var promptTokens = 0
-    for _ in 0..<runs {
-      let session = GenerativeModelSession(model: model, logHandler: .silent)
-      let start = ContinuousClock.now
-      let response = try await session.respond(
-        to: prompt, options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 1)))
-      let elapsed = (ContinuousClock.now - start).seconds
-      promptTokens = response.rawResponse.usageMetadata?.promptTokenCount ?? 0
-      rates.append(Double(promptTokens) / elapsed)
-    }
-    return (median(rates), promptTokens)
+  /// One conversation state for every run: the llama context is created once.
+  static let conversation = ConversationState()
+
+  /// Tokens per second of one prefill: the prompt starts with a new word each
+  /// run, so only the template's first tokens are reused, and exactly one token
+  /// is generated. Returns the rate and the number of tokens prefilled.
+  static func prefill(model: LocalSystemModel, prompt: String, run: Int) async throws -> (Double, Int) {
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt("run\(run) " + prompt)]),
+      options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 1)),
+      conversation: conversation)
+    let start = ContinuousClock.now
+    let response = try await model.respond(to: request)
+    let elapsed = (ContinuousClock.now - start).seconds
+    let usage = response.usageMetadata
+    let prefilled = (usage?.promptTokenCount ?? 0) - (usage?.cachedContentTokenCount ?? 0)
+    return (Double(prefilled) / elapsed, prefilled)
   }
 
-  /// Generated tokens per second between the first and the last token.
-  static func decode(model: LocalSystemModel, tokens: Int, runs: Int) async throws -> (Double, Int) {
-    var rates: [Double] = []
+  /// Generated tokens per second, from the first token to the last.
+  static func decode(model: LocalSystemModel, tokens: Int) async throws -> (Double, Int) {
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt("Write a long essay about the history of the Roman Empire.")]),
+      options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens)),
+      conversation: conversation)
+    var first: ContinuousClock.Instant?
     var generated = 0
-    for _ in 0..<runs {
-      let session = GenerativeModelSession(model: model, logHandler: .silent)
-      var first: ContinuousClock.Instant?
-      var last = ContinuousClock.now
-      var response: GenerateContentResponse?
-      let options = GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens)
-      for try await snapshot in session.streamResponse(
-        to: "Write a long essay about the history of the Roman Empire.", options: .foundationModels(options))
-      {
-        if first == nil { first = .now }
-        last = .now
-        response = snapshot.rawResponse
-      }
-      generated = response?.usageMetadata?.candidatesTokenCount ?? 0
-      guard let first, generated > 1 else { continue }
-      rates.append(Double(generated - 1) / (last - first).seconds)
+    for try await delta in model.streamResponse(to: request) {
+      if first == nil { first = .now }
+      generated = delta.usageMetadata?.candidatesTokenCount ?? generated
     }
-    return (median(rates), generated)
+    guard let first, generated > 1 else { return (.nan, generated) }
+    // From the first token's text to the end: every token decoded once.
+    return (Double(generated) / (ContinuousClock.now - first).seconds, generated)
+  }
+
+  /// Milliseconds to the first snapshot of a new session: context creation
+  /// plus a short prefill, what the first turn of every conversation pays.
+  static func firstTurn(model: LocalSystemModel) async throws -> Double {
+    let session = GenerativeModelSession(model: model, logHandler: .silent)
+    let start = ContinuousClock.now
+    _ = try await session.respond(
+      to: "Hi", options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 1)))
+    return (ContinuousClock.now - start).seconds * 1000
   }
 }

@@ -26,17 +26,36 @@ do {
     guard arguments.count >= 4 else { throw BenchmarkError("throughput needs the llama-bench path") }
     let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2
     let batch = arguments.count > 5 ? Int(arguments[5]) ?? 512 : 512
-    let runs = arguments.count > 6 ? Int(arguments[6]) ?? 5 : 5
-    let model = LocalSystemModel(modelPath: path, contextSize: 2048, threads: threads, batchSize: batch)
+    let runs = arguments.count > 6 ? Int(arguments[6]) ?? 7 : 7
+    // llama-bench sizes its context to the test (512 + 128); llama.cpp rounds to 768.
+    let model = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads, batchSize: batch)
     try await model.prepare()
     let prompt = try await LocalThroughput.prompt(of: 512, model: model)
-    _ = try await LocalThroughput.decode(model: model, tokens: 8, runs: 1)  // warm-up
-    let (prefill, promptTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, runs: runs)
-    let (decode, generated) = try await LocalThroughput.decode(model: model, tokens: 128, runs: runs)
-    let reference = try LlamaBench.run(
-      executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: runs)
-    print("prefill  pp\(promptTokens): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(reference.prefillTokensPerSecond)) t/s, ratio \(format(prefill / reference.prefillTokensPerSecond, 3))")
-    print("decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(reference.decodeTokensPerSecond)) t/s, ratio \(format(decode / reference.decodeTokensPerSecond, 3))")
+    _ = try await LocalThroughput.decode(model: model, tokens: 8)  // warm-up
+    // Interleaved with llama-bench, one repetition each, so that both see the
+    // same machine: on shared cores the speed drifts from minute to minute.
+    var ours = (prefill: [Double](), decode: [Double]())
+    var theirs = (prefill: [Double](), decode: [Double]())
+    var prefilled = 0
+    var generated = 0
+    var firstTurns: [Double] = []
+    for run in 0..<runs {
+      let (prefill, prefillTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
+      let (decode, decodeTokens) = try await LocalThroughput.decode(model: model, tokens: 128)
+      let reference = try LlamaBench.run(
+        executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: 1)
+      ours.prefill.append(prefill)
+      ours.decode.append(decode)
+      theirs.prefill.append(reference.prefillTokensPerSecond)
+      theirs.decode.append(reference.decodeTokensPerSecond)
+      firstTurns.append(try await LocalThroughput.firstTurn(model: model))
+      (prefilled, generated) = (prefillTokens, decodeTokens)
+    }
+    let (prefill, decode) = (median(ours.prefill), median(ours.decode))
+    let (referencePrefill, referenceDecode) = (median(theirs.prefill), median(theirs.decode))
+    print("prefill  pp\(prefilled): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(referencePrefill)) t/s, ratio \(format(prefill / referencePrefill, 3))")
+    print("decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(referenceDecode)) t/s, ratio \(format(decode / referenceDecode, 3))")
+    print("first turn of a new session (context creation + 'Hi'): \(format(median(firstTurns))) ms")
   case "multiturn":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()

@@ -103,6 +103,18 @@ final class LocalSystemModelTests: XCTestCase {
     XCTAssertGreaterThan(prefilled, 0)
   }
 
+  func testPromptLongerThanOneBatch_isPrefilledInChunksWithTheSameResult() async throws {
+    let path = try LocalTestModels.require(LocalTestModels.tinyPath)
+    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 12))
+    let prompt = String(repeating: "chunked prefill ", count: 12)
+    let small = LocalSystemModel(modelPath: path, contextSize: 512, threads: 2, batchSize: 8)
+    let large = LocalSystemModel(modelPath: path, contextSize: 512, threads: 2, batchSize: 512)
+    let chunked = try await GenerativeModelSession(model: small, logHandler: .silent).respond(to: prompt, options: options)
+    let whole = try await GenerativeModelSession(model: large, logHandler: .silent).respond(to: prompt, options: options)
+    XCTAssertGreaterThan(chunked.rawResponse.usageMetadata?.promptTokenCount ?? 0, 8 * 10, "many batches of 8")
+    XCTAssertEqual(chunked.content, whole.content, "chunking must not change what the model sees")
+  }
+
   func testPromptLongerThanContext_throwsContextWindowExceededBeforeDecoding() async throws {
     let session = GenerativeModelSession(model: try LocalTestModels.tiny(contextSize: 64), logHandler: .silent)
     do {
