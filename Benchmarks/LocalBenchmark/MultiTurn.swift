@@ -27,8 +27,8 @@ enum MultiTurn {
     return times
   }
 
-  /// The same turns, each asked with the whole transcript in a fresh
-  /// conversation state, so nothing is reused.
+  /// The same turns, each asked with the whole transcript of a model value
+  /// of its own (so an empty context pool and a fresh KV cache): nothing is reused.
   static func withoutReuse(model: LocalSystemModel) async throws -> [Double] {
     var transcript = Transcript(instructions: "Answer briefly.")
     var times: [Double] = []
@@ -38,7 +38,8 @@ enum MultiTurn {
       let start = ContinuousClock.now
       var firstAt: ContinuousClock.Instant?
       var answer = ""
-      for try await delta in model.streamResponse(to: request) {
+      let coldModel = LocalSystemModel(modelPath: model.modelPath, contextSize: model.contextSize)
+      for try await delta in coldModel.streamResponse(to: request) {
         if firstAt == nil { firstAt = .now }
         answer += delta.text
       }

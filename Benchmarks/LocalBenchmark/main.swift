@@ -38,7 +38,7 @@ do {
     var theirs = (prefill: [Double](), decode: [Double]())
     var prefilled = 0
     var generated = 0
-    var firstTurns: [Double] = []
+    var (coldTurns, warmTurns) = ([Double](), [Double]())
     for run in 0..<runs {
       let (prefill, prefillTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
       let (decode, decodeTokens) = try await LocalThroughput.decode(model: model, tokens: 128)
@@ -48,14 +48,16 @@ do {
       ours.decode.append(decode)
       theirs.prefill.append(reference.prefillTokensPerSecond)
       theirs.decode.append(reference.decodeTokensPerSecond)
-      firstTurns.append(try await LocalThroughput.firstTurn(model: model))
+      let cold = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads, batchSize: batch)
+      coldTurns.append(try await LocalThroughput.firstTurn(model: cold))
+      warmTurns.append(try await LocalThroughput.firstTurn(model: model))
       (prefilled, generated) = (prefillTokens, decodeTokens)
     }
     let (prefill, decode) = (median(ours.prefill), median(ours.decode))
     let (referencePrefill, referenceDecode) = (median(theirs.prefill), median(theirs.decode))
     print("prefill  pp\(prefilled): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(referencePrefill)) t/s, ratio \(format(prefill / referencePrefill, 3))")
     print("decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(referenceDecode)) t/s, ratio \(format(decode / referenceDecode, 3))")
-    print("first turn of a new session (context creation + 'Hi'): \(format(median(firstTurns))) ms")
+    print("a new session answering 'Hi': \(format(median(coldTurns))) ms creating its llama context, \(format(median(warmTurns))) ms taking one from the pool")
   case "multiturn":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()

@@ -113,10 +113,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let model = try await loadedModel(progress: nil)
     let conversation = try request.conversation.value(forKey: "llama:\(modelPath)") {
       () throws(HybridInferenceError) in
-      try LlamaConversation(
+      try handle.pool.checkOut(
         model: model, contextSize: contextSize ?? min(4096, model.trainedContextLength),
         batchSize: batchSize, threads: threads)
-    }
+    }.conversation
     let messages = try ChatTemplate.messages(of: request.transcript)
     let prompt = try model.tokenize(ChatTemplate(template: model.chatTemplate).apply(messages))
     let window = conversation.contextSize
@@ -167,9 +167,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 }
 
 /// Keeps a loaded model alive for as long as any copy of a `LocalSystemModel`
-/// value exists (the store itself holds models weakly).
+/// value exists (the store itself holds models weakly), with the idle contexts
+/// its finished sessions left behind.
 private final class LoadedModelHandle: Sendable {
   private let loaded = Mutex<LlamaModel?>(nil)
+  let pool = ConversationPool()
 
   var model: LlamaModel? {
     get { loaded.withLock { $0 } }

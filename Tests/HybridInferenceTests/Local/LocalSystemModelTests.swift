@@ -115,6 +115,21 @@ final class LocalSystemModelTests: XCTestCase {
     XCTAssertEqual(chunked.content, whole.content, "chunking must not change what the model sees")
   }
 
+  func testNewSession_reusesAFinishedSessionsContextAndItsSharedPrefix() async throws {
+    let model = try LocalTestModels.tiny()
+    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 4))
+    let instructions = String(repeating: "You are a careful assistant. ", count: 8)
+    var first: GenerativeModelSession? = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
+    let opening = try await first?.respond(to: "One", options: options)
+    XCTAssertEqual(opening?.rawResponse.usageMetadata?.cachedContentTokenCount, 0)
+    first = nil  // its context goes back to the pool, KV cache and all
+    let second = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
+    let reply = try await second.respond(to: "Two", options: options)
+    // The instructions were already in the pooled context's cache.
+    XCTAssertGreaterThan(reply.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0, 8 * 5)
+    XCTAssertEqual(second.transcript.entries.count, 2, "the new session's own transcript is fresh")
+  }
+
   func testPromptLongerThanContext_throwsContextWindowExceededBeforeDecoding() async throws {
     let session = GenerativeModelSession(model: try LocalTestModels.tiny(contextSize: 64), logHandler: .silent)
     do {

@@ -1,20 +1,25 @@
 import CLlama
-import Dispatch
 import Synchronization
 
 /// One session's llama context: its KV cache and the tokens it holds.
 ///
 /// `@unchecked Sendable` with a written reason: every llama.cpp pointer and
-/// `cachedTokens` are touched only on `queue`, a serial queue that plays the
-/// part of an actor while keeping blocking C calls off Swift's cooperative
-/// threads. Each request's cancellation flag is atomic and may be set from any
+/// `cachedTokens` are touched only on `worker`, one thread that runs jobs in
+/// order and so plays the part of an actor (see `LlamaThread` for why a
+/// thread of its own). Each request's cancellation flag is atomic and may be set from any
 /// thread.
 final class LlamaConversation: @unchecked Sendable {
   let model: LlamaModel
+  /// The window llama.cpp made (the requested size rounded up to 256).
   let contextSize: Int
-  private let queue = DispatchQueue(label: "HybridInference.LlamaConversation")
+  /// The settings the context was made with, to match it again in the pool.
+  let requestedContextSize: Int
+  let batchSize: Int
+  let threads: Int
+  private let worker = LlamaThread(name: "HybridInference.llama")
   private let context: OpaquePointer
-  private let batchSize: Int
+  /// Tokens per `llama_decode` call, as llama.cpp settled it.
+  private let chunkSize: Int
   /// The tokens whose keys and values the context holds, in order.
   private var cachedTokens: [llama_token] = []
   /// The running request's flag, read by llama.cpp's abort callback.
@@ -35,7 +40,10 @@ final class LlamaConversation: @unchecked Sendable {
     self.model = model
     self.context = context
     self.contextSize = Int(llama_n_ctx(context))
-    self.batchSize = Int(llama_n_batch(context))
+    self.requestedContextSize = contextSize
+    self.batchSize = batchSize
+    self.threads = threads
+    self.chunkSize = max(1, Int(llama_n_batch(context)))
     // Lets a long prefill stop between compute steps when the request is cancelled.
     llama_set_abort_callback(
       context,
@@ -60,7 +68,7 @@ final class LlamaConversation: @unchecked Sendable {
     var finishReason: FinishReason
   }
 
-  /// Runs `generate` on the conversation's queue and returns its outcome.
+  /// Runs `generate` on the conversation's thread and returns its outcome.
   func run(
     prompt: [llama_token], maximumTokens: Int, sampler: @escaping @Sendable () throws -> SamplerChain,
     onText: @escaping @Sendable (String) -> Void
@@ -68,7 +76,7 @@ final class LlamaConversation: @unchecked Sendable {
     let flag = CancellationFlag()
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
-        queue.async {
+        worker.async {
           self.activeFlag = flag
           defer { self.activeFlag = nil }
           continuation.resume(with: Result {
@@ -82,7 +90,7 @@ final class LlamaConversation: @unchecked Sendable {
   }
 
   /// Prefills what the cache lacks, then samples until an end token, the limit
-  /// or a full context. Runs on `queue` only.
+  /// or a full context. Runs on `worker` only.
   private func generate(
     prompt: [llama_token], maximumTokens: Int, sampler: SamplerChain,
     onText: (String) -> Void
@@ -136,7 +144,7 @@ final class LlamaConversation: @unchecked Sendable {
     var start = 0
     while start < tokens.count {
       if isCancelled { throw CancellationError() }
-      let chunk = tokens[start..<min(start + batchSize, tokens.count)]
+      let chunk = tokens[start..<min(start + chunkSize, tokens.count)]
       var batch = llama_batch_init(Int32(chunk.count), 0, 1)
       defer { llama_batch_free(batch) }
       for (index, token) in chunk.enumerated() {
