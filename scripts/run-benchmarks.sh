@@ -67,6 +67,12 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo
     echo "## 1. Local throughput beside llama-bench (target: decode >= 0.97x, prefill >= 0.95x)"
     echo; echo '```'; cat "$OUT/throughput"; echo '```'; echo
+    echo "Reading these: on this shared 2-core VM llama-bench's own figures move by 10-25%"
+    echo "from one minute to the next (tg128 between 75 and 97 t/s in one hour), so each"
+    echo "repetition of ours runs right beside one of llama-bench's and the ratio is of"
+    echo "medians. Across runs the ratios spread over about 0.85-1.06; see the closing"
+    echo "note of issue 4 for what was tried."
+    echo
     echo "## 2. Multi-turn time to first token (target: turn 8 <= 1.3x turn 1 with KV reuse)"
     echo; echo '```'; cat "$OUT/multiturn"; echo '```'; echo
     echo "## Cancellation on the default model (issue 5: within 100 ms)"
