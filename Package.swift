@@ -28,7 +28,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cloud-benchmark",
-      dependencies: ["HybridInference"],
+      dependencies: ["HybridInference", "GeminiServerProcess"],
       path: "Benchmarks/CloudBenchmark"
     ),
     // The `hybrid-chat` demo: the executable holds the I/O (terminal, chat
@@ -46,12 +46,17 @@ let package = Package(
     ),
     .testTarget(
       name: "HybridChatTests",
-      dependencies: ["HybridChatCore", "HybridInference"],
+      dependencies: ["HybridChatCore", "HybridInference", "GeminiServerProcess"],
       path: "Tests/HybridChatTests"
+    ),
+    // Starts the loopback Gemini server for tests and the cloud benchmark.
+    .target(
+      name: "GeminiServerProcess",
+      path: "Tests/GeminiServerProcess"
     ),
     .testTarget(
       name: "HybridInferenceTests",
-      dependencies: ["HybridInference"],
+      dependencies: ["HybridInference", "GeminiServerProcess"],
       path: "Tests/HybridInferenceTests"
     ),
   ],

@@ -1,46 +1,20 @@
 import Foundation
+import GeminiServerProcess
 
 /// The test suite's Gemini server (Tests/GeminiServer/gemini_server.py), run
 /// as a child process for the benchmark.
 final class LoopbackServer {
   static let apiKey = "benchmark-key"
+  static let repositoryRoot = GeminiServerProcess.repositoryRoot
 
-  let baseURL: URL
-  private let process: Process
-  private let stdin = Pipe()
-
-  static let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  private let server: GeminiServerProcess
+  var baseURL: URL { server.baseURL }
 
   init() throws {
-    let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path, "--api-key", Self.apiKey]
-    let stdout = Pipe()
-    process.standardOutput = stdout
-    process.standardInput = stdin
-    try process.run()
-    var line = Data()
-    while true {
-      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
-      if byte.isEmpty || byte == Data("\n".utf8) { break }
-      line.append(byte)
-    }
-    guard let port = Int(String(decoding: line, as: UTF8.self)),
-      let url = URL(string: "http://127.0.0.1:\(port)")
-    else {
-      process.terminate()
-      throw BenchmarkError("the loopback server did not start (python3 missing?)")
-    }
-    baseURL = url
+    server = try GeminiServerProcess(apiKey: Self.apiKey)
   }
 
-  func stop() {
-    if process.isRunning { process.terminate() }
-    try? stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
-  }
+  func stop() { server.stop() }
 }
 
 /// curl doing the same unary requests: one process for all of them, so the

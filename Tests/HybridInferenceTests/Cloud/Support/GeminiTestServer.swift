@@ -1,4 +1,5 @@
 import Foundation
+import GeminiServerProcess
 import HybridInference
 import XCTest
 
@@ -12,15 +13,12 @@ final class GeminiTestServer {
   /// The key the server expects in `x-goog-api-key`.
   static let apiKey = "AIzaSy-test-SECRET-0123456789"
 
-  let port: Int
-  let baseURL: URL
-  private let process: Process
-  private let stdin: Pipe
+  private let server: GeminiServerProcess
+  var port: Int { server.port }
+  var baseURL: URL { server.baseURL }
 
   /// The repository root, found from this file's path.
-  static let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
+  static let repositoryRoot = GeminiServerProcess.repositoryRoot
 
   /// `HYBRID_GEMINI_FIXTURES`, else `../shared/gemini-fixtures` beside the repository.
   static let fixturesDirectory: URL = {
@@ -52,60 +50,11 @@ final class GeminiTestServer {
 
   /// Starts the server and waits for it to print its port.
   init() throws {
-    let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "python3", script.path, "--api-key", Self.apiKey, "--fixtures", Self.fixturesDirectory.path,
-    ]
-    let stdout = Pipe()
-    let stdin = Pipe()
-    // A file, not a pipe: nobody reads stderr while the server runs, and a
-    // full pipe would block it.
-    let logURL = FileManager.default.temporaryDirectory
-      .appendingPathComponent("gemini-test-server-\(UUID().uuidString).log")
-    _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-    let log = try FileHandle(forWritingTo: logURL)
-    defer {
-      try? log.close()
-      try? FileManager.default.removeItem(at: logURL)
-    }
-    process.standardOutput = stdout
-    process.standardInput = stdin
-    process.standardError = log
-    try process.run()
-    var line = Data()
-    while true {
-      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
-      if byte.isEmpty || byte == Data("\n".utf8) { break }
-      line.append(byte)
-    }
-    guard let port = Int(String(decoding: line, as: UTF8.self)),
-      let baseURL = URL(string: "http://127.0.0.1:\(port)")
-    else {
-      process.terminate()
-      process.waitUntilExit()
-      let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
-      throw StartError(description: "the Gemini test server did not start (python3 is required): \(output)")
-    }
-    self.port = port
-    self.baseURL = baseURL
-    self.process = process
-    self.stdin = stdin
+    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory)
   }
 
-  struct StartError: Error, CustomStringConvertible {
-    let description: String
-  }
-
-  /// Stops the server (closing its stdin ends it too, should the test crash).
-  func stop() {
-    if process.isRunning { process.terminate() }
-    try? stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
-  }
-
-  deinit { stop() }
+  /// Stops the server.
+  func stop() { server.stop() }
 
   /// A cloud model pointed at this server.
   func model(

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The repository's loopback Gemini server (Tests/GeminiServer/gemini_server.py)
+/// as a child process: the one launcher the cloud tests, the CLI tests and the
+/// cloud benchmark share.
+///
+/// The server binds a free port on 127.0.0.1 and prints it as its first line;
+/// closing its stdin (or `stop()`) ends it, so a crashed test leaves nothing behind.
+public final class GeminiServerProcess {
+  public let port: Int
+  public let baseURL: URL
+  private let process: Process
+  private let stdin = Pipe()
+
+  /// The repository root, found from this file's path.
+  public static let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+  /// Why the server did not start, with what it printed on stderr.
+  public struct StartError: Error, CustomStringConvertible {
+    public let description: String
+  }
+
+  /// Starts the server, expecting `apiKey`, replaying fixtures from `fixtures`
+  /// when given; returns once it listens.
+  public init(apiKey: String, fixtures: URL? = nil) throws {
+    let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments =
+      ["python3", script.path, "--api-key", apiKey] + (fixtures.map { ["--fixtures", $0.path] } ?? [])
+    let stdout = Pipe()
+    // A file, not a pipe: nobody reads stderr while the server runs, and a
+    // full pipe would block it.
+    let logURL = FileManager.default.temporaryDirectory
+      .appendingPathComponent("gemini-server-\(UUID().uuidString).log")
+    _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+    let log = try FileHandle(forWritingTo: logURL)
+    defer {
+      try? log.close()
+      try? FileManager.default.removeItem(at: logURL)
+    }
+    process.standardOutput = stdout
+    process.standardInput = stdin
+    process.standardError = log
+    try process.run()
+    var line = Data()
+    while true {
+      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+      if byte.isEmpty || byte == Data("\n".utf8) { break }
+      line.append(byte)
+    }
+    guard let port = Int(String(decoding: line, as: UTF8.self)),
+      let baseURL = URL(string: "http://127.0.0.1:\(port)")
+    else {
+      process.terminate()
+      process.waitUntilExit()
+      let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+      throw StartError(description: "the loopback Gemini server did not start (python3 is required): \(output)")
+    }
+    self.port = port
+    self.baseURL = baseURL
+  }
+
+  /// Stops the server and waits for it to exit.
+  public func stop() {
+    if process.isRunning { process.terminate() }
+    try? stdin.fileHandleForWriting.close()
+    process.waitUntilExit()
+  }
+
+  deinit { stop() }
+}
