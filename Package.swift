@@ -23,7 +23,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "local-benchmark",
-      dependencies: ["HybridInference"],
+      dependencies: ["HybridInference", "CLlama"],
       path: "Benchmarks/LocalBenchmark"
     ),
     .executableTarget(

@@ -15,8 +15,11 @@ enum LocalThroughput {
     }
   }
 
-  /// One conversation state for every run: the llama context is created once.
+  /// One conversation state for every prefill run and one for every decode
+  /// run: each llama context is created once, and the decode context never
+  /// holds the long prefill prompt.
   static let conversation = ConversationState()
+  static let decodeConversation = ConversationState()
 
   /// Tokens per second of one prefill: the prompt starts with a new word each
   /// run, so only the template's first tokens are reused, and exactly one token
@@ -39,7 +42,7 @@ enum LocalThroughput {
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt("Write a long essay about the history of the Roman Empire.")]),
       options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens)),
-      conversation: conversation)
+      conversation: decodeConversation)
     var first: ContinuousClock.Instant?
     var generated = 0
     for try await delta in model.streamResponse(to: request) {

@@ -39,6 +39,9 @@ do {
     var prefilled = 0
     var generated = 0
     var (coldTurns, warmTurns) = ([Double](), [Double]())
+    let raw = try RawLlama(path: path, contextSize: 768, batchSize: batch, threads: threads)
+    _ = raw.decode(tokens: 8)  // warm-up
+    var direct = (prefill: [Double](), decode: [Double]())
     for run in 0..<runs {
       let (prefill, prefillTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
       let (decode, decodeTokens) = try await LocalThroughput.decode(model: model, tokens: 128)
@@ -46,6 +49,8 @@ do {
         executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: 1)
       ours.prefill.append(prefill)
       ours.decode.append(decode)
+      direct.prefill.append(raw.prefill(tokens: 512))
+      direct.decode.append(raw.decode(tokens: 128))
       theirs.prefill.append(reference.prefillTokensPerSecond)
       theirs.decode.append(reference.decodeTokensPerSecond)
       let cold = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads, batchSize: batch)
@@ -57,6 +62,7 @@ do {
     let (referencePrefill, referenceDecode) = (median(theirs.prefill), median(theirs.decode))
     print("prefill  pp\(prefilled): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(referencePrefill)) t/s, ratio \(format(prefill / referencePrefill, 3))")
     print("decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(referenceDecode)) t/s, ratio \(format(decode / referenceDecode, 3))")
+    print("same process, llama.cpp's C API without the library: pp512 \(format(median(direct.prefill))) t/s, tg128 \(format(median(direct.decode))) t/s; library / direct: prefill \(format(prefill / median(direct.prefill), 3)), decode \(format(decode / median(direct.decode), 3))")
     print("a new session answering 'Hi': \(format(median(coldTurns))) ms creating its llama context, \(format(median(warmTurns))) ms taking one from the pool")
   case "multiturn":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
