@@ -1,4 +1,5 @@
 import CLlama
+import Foundation
 import Synchronization
 
 /// The process-wide side of llama.cpp: its one-time initialisation and its log.
@@ -14,12 +15,50 @@ enum LlamaBackend {
     return true
   }()
 
+  /// The generations running now, so that exit can stop them first.
+  static let inFlight = InFlightWork()
+
   /// Where llama.cpp's log lines go; silent until an app says otherwise.
   static let logSink = LogSink()
 
   /// Initialises llama.cpp if it has not been yet.
   static func ensureInitialized() {
     _ = initialized
+  }
+
+  /// Counts running generations; at exit, asks them to stop and waits.
+  ///
+  /// An app may exit while a generation is computing; ggml's C++ statics are
+  /// then destroyed under the running computation and the process crashes on
+  /// its way out. An `atexit` handler stops the generations first. Handlers
+  /// run in reverse order of registration, and ggml creates some statics
+  /// lazily, during its first computations, so the handler is registered when
+  /// the first generation ends: after every static a generation uses exists.
+  final class InFlightWork: Sendable {
+    private let running = Mutex<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let registered = Atomic<Bool>(false)
+
+    /// True once the process is exiting: every generation treats it as a cancellation.
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    func enter() { running.withLock { $0 += 1 } }
+
+    func leave() {
+      running.withLock { $0 -= 1 }
+      if !registered.exchange(true, ordering: .relaxed) {
+        atexit { LlamaBackend.inFlight.stopAndWait() }
+      }
+    }
+
+    /// Stops every generation and waits for them to return (a token or a
+    /// compute step each), at most two seconds.
+    func stopAndWait() {
+      stopping.store(true, ordering: .relaxed)
+      for _ in 0..<2000 where running.withLock({ $0 }) > 0 {
+        usleep(1000)
+      }
+    }
   }
 
   /// The current log handler, behind a lock because llama.cpp logs from any thread.

@@ -76,7 +76,7 @@ final class LlamaConversation: @unchecked Sendable {
     llama_free(context)
   }
 
-  private var isCancelled: Bool { activeFlag?.isSet ?? false }
+  private var isCancelled: Bool { (activeFlag?.isSet ?? false) || LlamaBackend.inFlight.isStopping }
 
   /// What one generation did.
   struct Outcome {
@@ -97,7 +97,11 @@ final class LlamaConversation: @unchecked Sendable {
       try await withCheckedThrowingContinuation { continuation in
         worker.async {
           self.activeFlag = flag
-          defer { self.activeFlag = nil }
+          LlamaBackend.inFlight.enter()
+          defer {
+            self.activeFlag = nil
+            LlamaBackend.inFlight.leave()
+          }
           continuation.resume(with: Result {
             try self.generate(prompt: prompt, maximumTokens: maximumTokens, sampler: sampler(), onText: onText)
           })
