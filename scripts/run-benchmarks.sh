@@ -68,10 +68,12 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "## 1. Local throughput beside llama-bench (target: decode >= 0.97x, prefill >= 0.95x)"
     echo; echo '```'; cat "$OUT/throughput"; echo '```'; echo
     echo "Reading these: on this shared 2-core VM llama-bench's own figures move by 10-25%"
-    echo "from one minute to the next (tg128 between 75 and 97 t/s in one hour), so each"
+    echo "from one minute to the next (tg128 between 67 and 97 t/s in one hour), so each"
     echo "repetition of ours runs right beside one of llama-bench's and the ratio is of"
-    echo "medians. Across runs the ratios spread over about 0.85-1.06; see the closing"
-    echo "note of issue 4 for what was tried."
+    echo "medians. Across a dozen runs the prefill ratio spread over 0.87-1.13 and the"
+    echo "decode ratio over 0.62-1.04. The same-process line runs llama.cpp's C API"
+    echo "directly (no library) beside it: it is itself slower than llama-bench by a"
+    echo "similar margin, so most of the decode gap is the process, not the library."
     echo
     echo "## 2. Multi-turn time to first token (target: turn 8 <= 1.3x turn 1 with KV reuse)"
     echo; echo '```'; cat "$OUT/multiturn"; echo '```'; echo
