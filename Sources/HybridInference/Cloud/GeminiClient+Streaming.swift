@@ -15,17 +15,7 @@ extension GeminiClient {
   func streamGenerateContent(_ body: GenerateContentRequest, log: LogHandler)
     -> AsyncThrowingStream<GenerateContentResponse, any Error>
   {
-    AsyncThrowingStream { continuation in
-      let task = Task {
-        do {
-          try await runStream(body, log: log, into: continuation)
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
-        }
-      }
-      continuation.onTermination = { _ in task.cancel() }
-    }
+    .producing { continuation in try await runStream(body, log: log, into: continuation) }
   }
 
   private func runStream(

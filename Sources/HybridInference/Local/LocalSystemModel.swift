@@ -56,15 +56,19 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// Whether the model can run here. Costs a `stat` of the file once the file
   /// has been checked; never loads the model.
   public var availability: Availability {
-    if !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map({ String(cString: $0) }) == "1" {
-      return .unavailable(.localInferenceNotEnabled)
-    }
+    if isSwitchedOff { return .unavailable(.localInferenceNotEnabled) }
     guard case .success(let file) = fileCheck.check() else { return .unavailable(.modelNotReady) }
     if !DeviceEligibility.missingCPUFeatures.isEmpty { return .unavailable(.deviceNotEligible) }
     if let available = DeviceEligibility.availableMemory(), requiredMemory(for: file) > available {
       return .unavailable(.deviceNotEligible)
     }
     return .available
+  }
+
+  /// Whether the app or the user (`HYBRID_INFERENCE_DISABLE_LOCAL=1`) switched
+  /// on-device inference off.
+  private var isSwitchedOff: Bool {
+    !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map { String(cString: $0) } == "1"
   }
 
   /// Memory one session needs: the weights unless already loaded, plus its KV cache.
@@ -90,17 +94,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public func streamResponse(to request: ModelRequest)
     -> AsyncThrowingStream<GenerateContentResponse, any Error>
   {
-    AsyncThrowingStream { continuation in
-      let task = Task {
-        do {
-          try await generate(request) { continuation.yield($0) }
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
-        }
-      }
-      continuation.onTermination = { _ in task.cancel() }
-    }
+    .producing { continuation in try await generate(request) { continuation.yield($0) } }
   }
 
   private func generate(
@@ -155,7 +149,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 
   func loadedModel(progress: (@Sendable (Double) -> Void)?) async throws -> LlamaModel {
     if let model = handle.model { return model }
-    if case .unavailable(.localInferenceNotEnabled) = availability {
+    if isSwitchedOff {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: .localInferenceNotEnabled)
     }
     let file = try fileCheck.check().get()

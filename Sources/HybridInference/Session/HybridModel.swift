@@ -54,17 +54,7 @@ public struct HybridModel: LanguageModel {
   public func streamResponse(to request: ModelRequest)
     -> AsyncThrowingStream<GenerateContentResponse, any Error>
   {
-    AsyncThrowingStream { continuation in
-      let task = Task {
-        do {
-          try await streamWithFallback(request, into: continuation)
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
-        }
-      }
-      continuation.onTermination = { _ in task.cancel() }
-    }
+    .producing { continuation in try await streamWithFallback(request, into: continuation) }
   }
 
   /// Streams from the primary; falls back only while no text has reached the

@@ -1,16 +1,12 @@
 import Foundation
-import HybridInference
+@testable import HybridInference
 import XCTest
 
 /// The model files the local tests use; `make test` provisions both.
 enum LocalTestModels {
   private static let environment = ProcessInfo.processInfo.environment
 
-  private static var cache: String {
-    if let cache = environment["HYBRID_INFERENCE_CACHE"] { return cache }
-    if let xdg = environment["XDG_CACHE_HOME"] { return xdg + "/hybrid-inference" }
-    return NSHomeDirectory() + "/.cache/hybrid-inference"
-  }
+  private static var cache: String { DefaultModelLocation.cacheDirectory(environment: environment) }
 
   /// The tiny random-weight GGUF that scripts/make-tiny-model.py generates.
   static var tinyPath: String {
@@ -19,7 +15,7 @@ enum LocalTestModels {
 
   /// SmolLM2-135M-Instruct, from scripts/fetch-default-model.sh.
   static var defaultPath: String {
-    environment["HYBRID_LOCAL_MODEL"] ?? cache + "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    DefaultModelLocation.path(environment: environment)
   }
 
   /// Fails (rather than skips) when a model is missing: `make test` provides it.

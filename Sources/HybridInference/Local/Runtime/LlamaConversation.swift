@@ -119,7 +119,7 @@ final class LlamaConversation: @unchecked Sendable {
     onText: (String) -> Void
   ) throws -> Outcome {
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
-    let reused = prefill(prompt)
+    let reused = keepCachedPrefix(of: prompt)
     try prefillDecode(Array(prompt[reused...]))
     var decoder = UTF8StreamDecoder()
     var generated = 0
@@ -147,7 +147,7 @@ final class LlamaConversation: @unchecked Sendable {
   /// Keeps the longest prefix the cache shares with `prompt` and drops the
   /// rest; returns how many tokens are reused. At least one prompt token is
   /// always decoded again, because sampling needs fresh logits.
-  private func prefill(_ prompt: [llama_token]) -> Int {
+  private func keepCachedPrefix(of prompt: [llama_token]) -> Int {
     var shared = 0
     let limit = min(cachedTokens.count, prompt.count - 1)
     while shared < limit, cachedTokens[shared] == prompt[shared] { shared += 1 }
