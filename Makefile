@@ -20,7 +20,7 @@ endif
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test demo bench clean
+.PHONY: help setup build test lint demo bench clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
@@ -34,7 +34,11 @@ setup:
 build: setup
 	swift build $(SWIFT_LINK)
 
-test: setup
+# The style is .swift-format at the root; `swift format format -i -r Sources Tests Benchmarks` applies it.
+lint:
+	swift format lint --strict -r Sources Tests Benchmarks Package.swift
+
+test: setup lint
 	swift build --build-tests $(SWIFT_LINK)
 	swift test --skip-build $(SWIFT_LINK)
 

@@ -4,6 +4,8 @@
 # Does nothing when a llama.pc is already visible to pkg-config, or when the stamp matches.
 #
 # Env: PREFIX (install prefix), LLAMA_NATIVE=ON|OFF (GGML_NATIVE, default ON),
+#      LLAMA_AMX=OFF|ON (default OFF: a native build on an AMX Xeon leaves ggml's AMX
+#      kernels out, which SIGILL in the pinned source; see README "AMX"),
 #      LLAMA_BENCH=ON|OFF (also build llama-bench into $LLAMA_PREFIX/bin, default OFF:
 #      it needs llama.cpp's common library, ~+3.5 min on 2 cores),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
@@ -13,6 +15,7 @@ set -euo pipefail
 
 LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
 LLAMA_BENCH="${LLAMA_BENCH:-OFF}"
+LLAMA_AMX="${LLAMA_AMX:-OFF}"
 HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
 
 # 1. A llama.cpp already visible to pkg-config (other than our own prefix) wins.
@@ -33,7 +36,7 @@ fi
 # 2. Our own build, if it is complete and was made with the same settings.
 STAMP="$LLAMA_PREFIX/.stamp"
 # (llama-bench is not part of the stamp: a build that has it also satisfies LLAMA_BENCH=OFF.)
-STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE shared=ON type=Release"
+STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE amx=$LLAMA_AMX shared=ON type=Release"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] \
    && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ] \
    && { [ "$LLAMA_BENCH" != "ON" ] || [ -x "$LLAMA_PREFIX/bin/llama-bench" ]; }; then
@@ -96,6 +99,19 @@ common_flags=(
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
     -DLLAMA_TOOLS_INSTALL=OFF
 )
+# AMX: `-march=native` on a Sapphire/Emerald Rapids host turns on ggml's AMX kernels,
+# which crash (SIGILL in tinygemm_kernel_amx) in the pinned source. GCC and clang let
+# an explicit -mno-<isa> win over -march whatever the order, so everything else native
+# stays. The library also refuses the AMX buffer type at run time (CPUFeatures.swift),
+# for llama.cpp builds that did not come from here.
+if [ "$LLAMA_AMX" != "ON" ]; then
+    case "$(uname -m)" in
+        x86_64|amd64)
+            no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+            common_flags+=(-DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx"
+                           -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF) ;;
+    esac
+fi
 # Like run_quiet for a build, and on a terminal a progress bar from ninja's [n/m] lines.
 run_build() {
     local log="$WORK/last.log"

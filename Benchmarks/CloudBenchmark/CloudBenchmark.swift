@@ -60,7 +60,8 @@ struct CloudBenchmark {
 
     let report = Report(
       arguments: arguments, sequential: sequential, concurrent: concurrent,
-      bareSequential: bareSequential, bareConcurrent: bareConcurrent, curlSequential: curlSequential, curlConcurrent: curlConcurrent, delivery: delivery)
+      bareSequential: bareSequential, bareConcurrent: bareConcurrent, curlSequential: curlSequential,
+      curlConcurrent: curlConcurrent, delivery: delivery)
     print(report.markdown)
     let routing = try await RoutingOverhead.measure(
       server: server, requests: arguments.requests, localModelPath: arguments.localModelPath)

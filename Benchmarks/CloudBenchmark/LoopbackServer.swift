@@ -59,7 +59,8 @@ struct Curl {
       return seconds * 1000
     }
     guard process.terminationStatus == 0, latencies.count == requests else {
-      throw BenchmarkError("curl failed: status \(process.terminationStatus), \(latencies.count) of \(requests) answers")
+      throw BenchmarkError(
+        "curl failed: status \(process.terminationStatus), \(latencies.count) of \(requests) answers")
     }
     return Measurement(latencies: latencies, wall: wall)
   }

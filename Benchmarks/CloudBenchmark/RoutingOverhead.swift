@@ -60,7 +60,8 @@ enum RoutingOverhead {
   /// Milliseconds from the request to its first snapshot, on a fresh session.
   private static func firstSnapshot(_ model: some LanguageModel) async throws -> Double {
     let session = GenerativeModelSession(model: model, logHandler: .silent)
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 4))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 4))
     let start = ContinuousClock.now
     for try await _ in session.streamResponse(to: "Why is the sky blue?", options: options) {
       return milliseconds(ContinuousClock.now - start)

@@ -23,7 +23,8 @@ enum Cancellation {
     let longPrompt = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 300)
     for _ in 0..<runs {
       let session = GenerativeModelSession(model: model, logHandler: .silent)
-      decode.append(try await cancelAfterFirstSnapshot(session, prompt: "Write a very long story.", options: long) - baseline)
+      decode.append(
+        try await cancelAfterFirstSnapshot(session, prompt: "Write a very long story.", options: long) - baseline)
       prefill.append(try await cancelAfter(.milliseconds(200), session, prompt: longPrompt, options: long) - baseline)
     }
     return (median(decode), median(prefill))

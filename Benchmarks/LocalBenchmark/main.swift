@@ -19,7 +19,9 @@ func peakResidentMegabytes() -> Double {
 }
 
 do {
-  guard arguments.count >= 3 else { throw BenchmarkError("usage: local-benchmark throughput|multiturn|memory <model> ...") }
+  guard arguments.count >= 3 else {
+    throw BenchmarkError("usage: local-benchmark throughput|multiturn|memory <model> ...")
+  }
   let path = arguments[2]
   switch arguments[1] {
   case "throughput":
@@ -60,31 +62,46 @@ do {
     }
     let (prefill, decode) = (median(ours.prefill), median(ours.decode))
     let (referencePrefill, referenceDecode) = (median(theirs.prefill), median(theirs.decode))
-    print("prefill  pp\(prefilled): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(referencePrefill)) t/s, ratio \(format(prefill / referencePrefill, 3))")
-    print("decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(referenceDecode)) t/s, ratio \(format(decode / referenceDecode, 3))")
-    print("same process, llama.cpp's C API without the library: pp512 \(format(median(direct.prefill))) t/s, tg128 \(format(median(direct.decode))) t/s; library / direct: prefill \(format(prefill / median(direct.prefill), 3)), decode \(format(decode / median(direct.decode), 3))")
-    print("a new session answering 'Hi': \(format(median(coldTurns))) ms creating its llama context, \(format(median(warmTurns))) ms taking one from the pool")
+    print(
+      "prefill  pp\(prefilled): HybridInference \(format(prefill)) t/s, llama-bench pp512 \(format(referencePrefill)) t/s, ratio \(format(prefill / referencePrefill, 3))"
+    )
+    print(
+      "decode   tg\(generated): HybridInference \(format(decode)) t/s, llama-bench tg128 \(format(referenceDecode)) t/s, ratio \(format(decode / referenceDecode, 3))"
+    )
+    print(
+      "same process, llama.cpp's C API without the library: pp512 \(format(median(direct.prefill))) t/s, tg128 \(format(median(direct.decode))) t/s; library / direct: prefill \(format(prefill / median(direct.prefill), 3)), decode \(format(decode / median(direct.decode), 3))"
+    )
+    print(
+      "a new session answering 'Hi': \(format(median(coldTurns))) ms creating its llama context, \(format(median(warmTurns))) ms taking one from the pool"
+    )
   case "multiturn":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()
     let reused = try await MultiTurn.withReuse(model: model)
     let fresh = try await MultiTurn.withoutReuse(model: model)
     for (turn, (withCache, withoutCache)) in zip(reused, fresh).enumerated() {
-      print("turn \(turn + 1): ttft with KV reuse \(format(withCache * 1000)) ms, without \(format(withoutCache * 1000)) ms")
+      print(
+        "turn \(turn + 1): ttft with KV reuse \(format(withCache * 1000)) ms, without \(format(withoutCache * 1000)) ms"
+      )
     }
     if let first = reused.first, let last = reused.last {
-      print("turn 8 / turn 1 with reuse: \(format(last / first, 2)); without reuse: \(format((fresh.last ?? 0) / (fresh.first ?? 1), 2))")
+      print(
+        "turn 8 / turn 1 with reuse: \(format(last / first, 2)); without reuse: \(format((fresh.last ?? 0) / (fresh.first ?? 1), 2))"
+      )
     }
   case "cancel":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()
     let (decode, prefill) = try await Cancellation.measure(model: model, runs: 5)
-    print("cancel during decode: stopped after \(format(decode)) ms; during a 3,000-token prefill: \(format(prefill)) ms (target <= 100 ms; the caller's await returns at once)")
+    print(
+      "cancel during decode: stopped after \(format(decode)) ms; during a 3,000-token prefill: \(format(prefill)) ms (target <= 100 ms; the caller's await returns at once)"
+    )
   case "memory":
     let sessions = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 16))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 16))
     let open = (0..<sessions).map { _ in GenerativeModelSession(model: model, logHandler: .silent) }
     try await withThrowingTaskGroup(of: Void.self) { group in
       for session in open { group.addTask { _ = try await session.respond(to: "Hello!", options: options) } }

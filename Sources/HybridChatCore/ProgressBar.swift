@@ -26,7 +26,8 @@ public struct ProgressBar: Sendable, Hashable {
     let percent = Self.percent(fraction)
     let filled = width * percent / 100
     let head = filled < width && filled > 0 ? ">" : ""
-    let bar = String(repeating: "=", count: max(0, filled - head.count)) + head
+    let bar =
+      String(repeating: "=", count: max(0, filled - head.count)) + head
       + String(repeating: " ", count: width - filled)
     let number = String(percent)
     let padded = String(repeating: " ", count: max(0, 3 - number.count)) + number

@@ -1,3 +1,6 @@
+// swift-format-ignore-file
+// (The DESIGN.md contract snippet below is kept byte for byte as written there.)
+
 import HybridInference
 import XCTest
 

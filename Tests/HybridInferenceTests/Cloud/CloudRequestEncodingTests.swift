@@ -28,8 +28,9 @@ final class CloudRequestEncodingTests: CloudTestCase {
     let body = try XCTUnwrap(request["body"] as? [String: Any])
     XCTAssertEqual(Set(body.keys), ["contents", "systemInstruction", "generationConfig", "safetySettings"])
     let config = try XCTUnwrap(body["generationConfig"] as? [String: Any])
-    XCTAssertEqual(Set(config.keys), ["temperature", "topP", "maxOutputTokens", "thinkingConfig"],
-                   "nil fields are omitted, the on-device half is not sent")
+    XCTAssertEqual(
+      Set(config.keys), ["temperature", "topP", "maxOutputTokens", "thinkingConfig"],
+      "nil fields are omitted, the on-device half is not sent")
     let thinking = try XCTUnwrap(config["thinkingConfig"] as? [String: Any])
     XCTAssertEqual(thinking["thinkingLevel"] as? String, "HIGH")
     XCTAssertEqual(thinking["includeThoughts"] as? Bool, true)

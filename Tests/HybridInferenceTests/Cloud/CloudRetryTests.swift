@@ -1,6 +1,6 @@
-import Synchronization
 import Foundation
 import HybridInference
+import Synchronization
 import XCTest
 
 /// Retries: which failures are tried again, how long the client waits, and

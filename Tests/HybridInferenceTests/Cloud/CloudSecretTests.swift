@@ -22,7 +22,8 @@ final class CloudSecretTests: CloudTestCase {
     if let debug = value as? any CustomDebugStringConvertible { renderings.append(debug.debugDescription) }
     for (index, text) in renderings.enumerated() {
       XCTAssertFalse(text.contains(key), "\(label): rendering \(index) shows the key: \(text)", file: file, line: line)
-      XCTAssertFalse(text.contains("SECRET"), "\(label): rendering \(index) shows part of the key", file: file, line: line)
+      XCTAssertFalse(
+        text.contains("SECRET"), "\(label): rendering \(index) shows part of the key", file: file, line: line)
     }
   }
 

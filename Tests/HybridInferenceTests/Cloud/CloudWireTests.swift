@@ -19,8 +19,9 @@ final class CloudWireTests: XCTestCase {
         {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"},
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "47s"}]}}
       """#.utf8)
-    guard case .cloudAPI(let error) = CloudErrorMapping.apiError(
-      status: 429, contentType: "application/json", body: body, apiKey: nil)
+    guard
+      case .cloudAPI(let error) = CloudErrorMapping.apiError(
+        status: 429, contentType: "application/json", body: body, apiKey: nil)
     else { return XCTFail("not a cloudAPI error") }
     XCTAssertEqual(error.httpStatus, 429)
     XCTAssertEqual(error.status, "RESOURCE_EXHAUSTED")
@@ -33,14 +34,16 @@ final class CloudWireTests: XCTestCase {
   func testErrorBodies_inArrayOrSSEFraming_andHTML() {
     let object = #"{"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}}"#
     for body in [object, "[\(object)]", "data: \(object)\r\n\r\n"] {
-      guard case .cloudAPI(let error) = CloudErrorMapping.apiError(
-        status: 503, contentType: nil, body: Data(body.utf8), apiKey: nil)
+      guard
+        case .cloudAPI(let error) = CloudErrorMapping.apiError(
+          status: 503, contentType: nil, body: Data(body.utf8), apiKey: nil)
       else { return XCTFail(body) }
       XCTAssertEqual(error.status, "UNAVAILABLE", body)
       XCTAssertEqual(error.message, "busy", body)
     }
-    guard case .cloudAPI(let html) = CloudErrorMapping.apiError(
-      status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), apiKey: nil)
+    guard
+      case .cloudAPI(let html) = CloudErrorMapping.apiError(
+        status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), apiKey: nil)
     else { return XCTFail("html") }
     XCTAssertNil(html.status)
     XCTAssertEqual(html.httpStatus, 502)

@@ -1,5 +1,6 @@
-@testable import HybridInference
 import XCTest
+
+@testable import HybridInference
 
 final class ChatTemplateTests: XCTestCase {
   private let transcript = Transcript(

@@ -1,6 +1,7 @@
-@testable import HybridInference
 import Synchronization
 import XCTest
+
+@testable import HybridInference
 
 /// The real llama.cpp runtime on the tiny random-weight model.
 final class LocalSystemModelTests: XCTestCase {
@@ -43,7 +44,9 @@ final class LocalSystemModelTests: XCTestCase {
     let session = GenerativeModelSession(model: try LocalTestModels.tiny(), logHandler: .silent)
     for limit in [1, 5, 17] {
       let response = try await session.respond(
-        to: "Count", options: .foundationModels(GenerationOptions(sampling: .random(top: 50, seed: 7), maximumResponseTokens: limit)))
+        to: "Count",
+        options: .foundationModels(GenerationOptions(sampling: .random(top: 50, seed: 7), maximumResponseTokens: limit))
+      )
       let generated = try XCTUnwrap(response.rawResponse.usageMetadata?.candidatesTokenCount)
       XCTAssertLessThanOrEqual(generated, limit)
       if generated == limit { XCTAssertEqual(response.rawResponse.finishReason, .maxTokens) }
@@ -57,7 +60,8 @@ final class LocalSystemModelTests: XCTestCase {
       return try await session.respond(
         to: "Tell me something",
         options: .foundationModels(
-          GenerationOptions(sampling: .random(probabilityThreshold: 0.95, seed: seed), temperature: 1.5, maximumResponseTokens: 24))
+          GenerationOptions(
+            sampling: .random(probabilityThreshold: 0.95, seed: seed), temperature: 1.5, maximumResponseTokens: 24))
       ).content
     }
     let first = try await answer(seed: 42)
@@ -70,7 +74,8 @@ final class LocalSystemModelTests: XCTestCase {
 
   func testStreaming_deliversSnapshotsThatGrowToTheFinalAnswer() async throws {
     let model = try LocalTestModels.tiny()
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 16))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 16))
     let streamed = GenerativeModelSession(model: model, logHandler: .silent)
     var snapshots: [String] = []
     for try await snapshot in streamed.streamResponse(to: "Hi", options: options) {
@@ -80,13 +85,15 @@ final class LocalSystemModelTests: XCTestCase {
     for (previous, next) in zip(snapshots, snapshots.dropFirst()) {
       XCTAssertTrue(next.hasPrefix(previous))
     }
-    let oneShot = try await GenerativeModelSession(model: model, logHandler: .silent).respond(to: "Hi", options: options)
+    let oneShot = try await GenerativeModelSession(model: model, logHandler: .silent).respond(
+      to: "Hi", options: options)
     XCTAssertEqual(snapshots.last, oneShot.content, "greedy streaming and one-shot agree")
   }
 
   func testSecondTurn_prefillsOnlyItsNewTokens() async throws {
     let model = try LocalTestModels.tiny()
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 8))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 8))
     let session = GenerativeModelSession(model: model, instructions: "Be brief.", logHandler: .silent)
     let first = try await session.respond(to: "First question", options: options)
     let second = try await session.respond(to: "Second", options: options)
@@ -105,21 +112,26 @@ final class LocalSystemModelTests: XCTestCase {
 
   func testPromptLongerThanOneBatch_isPrefilledInChunksWithTheSameResult() async throws {
     let path = try LocalTestModels.require(LocalTestModels.tinyPath)
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 12))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 12))
     let prompt = String(repeating: "chunked prefill ", count: 12)
     let small = LocalSystemModel(modelPath: path, contextSize: 512, threads: 2, batchSize: 8)
     let large = LocalSystemModel(modelPath: path, contextSize: 512, threads: 2, batchSize: 512)
-    let chunked = try await GenerativeModelSession(model: small, logHandler: .silent).respond(to: prompt, options: options)
-    let whole = try await GenerativeModelSession(model: large, logHandler: .silent).respond(to: prompt, options: options)
+    let chunked = try await GenerativeModelSession(model: small, logHandler: .silent).respond(
+      to: prompt, options: options)
+    let whole = try await GenerativeModelSession(model: large, logHandler: .silent).respond(
+      to: prompt, options: options)
     XCTAssertGreaterThan(chunked.rawResponse.usageMetadata?.promptTokenCount ?? 0, 8 * 10, "many batches of 8")
     XCTAssertEqual(chunked.content, whole.content, "chunking must not change what the model sees")
   }
 
   func testNewSession_reusesAFinishedSessionsContextAndItsSharedPrefix() async throws {
     let model = try LocalTestModels.tiny()
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 4))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 4))
     let instructions = String(repeating: "You are a careful assistant. ", count: 8)
-    var first: GenerativeModelSession? = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
+    var first: GenerativeModelSession? = GenerativeModelSession(
+      model: model, instructions: instructions, logHandler: .silent)
     let opening = try await first?.respond(to: "One", options: options)
     XCTAssertEqual(opening?.rawResponse.usageMetadata?.cachedContentTokenCount, 0)
     first = nil  // its context goes back to the pool, KV cache and all
@@ -159,7 +171,8 @@ final class LocalSystemModelTests: XCTestCase {
   func testFourSessionsGenerateConcurrentlyOnOneSharedModel() async throws {
     let model = try LocalTestModels.tiny()
     let twin = try LocalTestModels.tiny()
-    let options = HybridGenerationOptions.foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 12))
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 12))
     let answers = try await withThrowingTaskGroup(of: String.self) { group in
       for index in 0..<4 {
         let session = GenerativeModelSession(model: index.isMultiple(of: 2) ? model : twin, logHandler: .silent)

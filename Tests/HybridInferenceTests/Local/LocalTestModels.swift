@@ -1,6 +1,7 @@
 import Foundation
-@testable import HybridInference
 import XCTest
+
+@testable import HybridInference
 
 /// The model files the local tests use; `make test` provisions both.
 enum LocalTestModels {

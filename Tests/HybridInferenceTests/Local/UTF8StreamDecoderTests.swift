@@ -1,5 +1,6 @@
-@testable import HybridInference
 import XCTest
+
+@testable import HybridInference
 
 final class UTF8StreamDecoderTests: XCTestCase {
   /// Latin, Greek, Cyrillic, CJK, Devanagari, emoji with a modifier and a flag.

@@ -16,7 +16,8 @@ final class RoutingTests: XCTestCase {
   // MARK: Rule 1: prefer on-device
 
   func testPreferOnDevice_localAvailable_answersLocally() async throws {
-    let local = makeLocal(), cloud = makeCloud()
+    let local = makeLocal()
+    let cloud = makeCloud()
     local.enqueue(.answer(["Hello", " there"]))
     let session = GenerativeModelSession(
       model: .hybridModel(primary: local, secondary: cloud), logHandler: logs.handler)
@@ -28,7 +29,8 @@ final class RoutingTests: XCTestCase {
   }
 
   func testPreferOnDevice_localUnavailable_answersFromCloudAndLogsReason() async throws {
-    let local = makeLocal(.unavailable(.modelNotReady)), cloud = makeCloud()
+    let local = makeLocal(.unavailable(.modelNotReady))
+    let cloud = makeCloud()
     cloud.enqueue(.answer(["From the cloud"]))
     let session = GenerativeModelSession(
       model: .hybridModel(primary: local, secondary: cloud), logHandler: logs.handler)
@@ -52,7 +54,8 @@ final class RoutingTests: XCTestCase {
       .invalidModelFile(path: "/models/x.gguf", reason: "truncated"),
     ]
     for failure in failures {
-      let local = makeLocal(), cloud = makeCloud()
+      let local = makeLocal()
+      let cloud = makeCloud()
       let logs = LogRecorder()
       local.enqueue(.fail(failure))
       cloud.enqueue(.answer(["cloud answer"]))
@@ -68,7 +71,8 @@ final class RoutingTests: XCTestCase {
   }
 
   func testPreferOnDevice_cancellation_doesNotFallBack() async throws {
-    let local = makeLocal(), cloud = makeCloud()
+    let local = makeLocal()
+    let cloud = makeCloud()
     local.enqueue(.hang)
     let session = GenerativeModelSession(
       model: .hybridModel(primary: local, secondary: cloud), logHandler: logs.handler)
@@ -88,7 +92,8 @@ final class RoutingTests: XCTestCase {
   // MARK: Rule 2: prefer cloud
 
   func testPreferCloud_offline_fallsBackToLocal() async throws {
-    let local = makeLocal(), cloud = makeCloud()
+    let local = makeLocal()
+    let cloud = makeCloud()
     cloud.enqueue(.fail(ScriptedError.offline))
     local.enqueue(.answer(["local answer"]))
     let session = GenerativeModelSession(
@@ -101,7 +106,8 @@ final class RoutingTests: XCTestCase {
 
   func testPreferCloud_apiErrors_areThrownNotMaskedByFallback() async throws {
     for status in [400, 403, 404, 429, 500, 503] {
-      let local = makeLocal(), cloud = makeCloud()
+      let local = makeLocal()
+      let cloud = makeCloud()
       cloud.enqueue(.fail(ScriptedError.api(status)))
       let session = GenerativeModelSession(
         model: .hybridModel(primary: cloud, secondary: local), logHandler: logs.handler)
@@ -117,7 +123,8 @@ final class RoutingTests: XCTestCase {
   }
 
   func testPreferCloud_blockedPrompt_isThrownNotMasked() async throws {
-    let local = makeLocal(), cloud = makeCloud()
+    let local = makeLocal()
+    let cloud = makeCloud()
     let blocked = GenerateContentResponse(
       promptFeedback: PromptFeedback(blockReason: .safety), modelVersion: "cloud")
     cloud.enqueue(.fail(HybridInferenceError.promptBlocked(reason: .safety, response: blocked)))
@@ -133,7 +140,8 @@ final class RoutingTests: XCTestCase {
   }
 
   func testPreferCloud_cloudUnavailable_fallsBackToLocal() async throws {
-    let local = makeLocal(), cloud = makeCloud(.unavailable(.missingAPIKey))
+    let local = makeLocal()
+    let cloud = makeCloud(.unavailable(.missingAPIKey))
     local.enqueue(.answer(["local"]))
     let session = GenerativeModelSession(
       model: .hybridModel(primary: cloud, secondary: local), logHandler: logs.handler)
@@ -196,7 +204,8 @@ final class RoutingTests: XCTestCase {
   // MARK: Both fail, nesting
 
   func testBothModelsFail_errorCarriesEachFailure() async throws {
-    let local = makeLocal(), cloud = makeCloud()
+    let local = makeLocal()
+    let cloud = makeCloud()
     local.enqueue(.fail(ScriptedError.decode))
     cloud.enqueue(.fail(ScriptedError.api(500)))
     let session = GenerativeModelSession(

@@ -43,7 +43,7 @@ final class ScriptedModel: LanguageModel {
   }
 
   var availability: Availability {
-    get { state.withLock { $0.availability } }
+    state.withLock { $0.availability }
   }
 
   func setAvailability(_ availability: Availability) {

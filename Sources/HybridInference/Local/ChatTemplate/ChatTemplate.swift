@@ -1,5 +1,5 @@
-import Foundation
 import CLlama
+import Foundation
 
 /// Turns a transcript into the prompt text the model was trained on.
 ///

@@ -18,10 +18,12 @@ final class ConversationPool: Sendable {
     model: LlamaModel, contextSize: Int, batchSize: Int, threads: Int
   ) throws(HybridInferenceError) -> PooledConversation {
     let reused = idle.withLock { idle -> LlamaConversation? in
-      guard let index = idle.firstIndex(where: {
-        $0.model === model && $0.requestedContextSize == contextSize
-          && $0.batchSize == batchSize && $0.threads == threads
-      }) else { return nil }
+      guard
+        let index = idle.firstIndex(where: {
+          $0.model === model && $0.requestedContextSize == contextSize
+            && $0.batchSize == batchSize && $0.threads == threads
+        })
+      else { return nil }
       return idle.remove(at: index)
     }
     if let reused { return PooledConversation(reused, pool: self) }

@@ -102,9 +102,10 @@ final class LlamaConversation: @unchecked Sendable {
             self.activeFlag = nil
             LlamaBackend.inFlight.leave()
           }
-          continuation.resume(with: Result {
-            try self.generate(prompt: prompt, maximumTokens: maximumTokens, sampler: sampler(), onText: onText)
-          })
+          continuation.resume(
+            with: Result {
+              try self.generate(prompt: prompt, maximumTokens: maximumTokens, sampler: sampler(), onText: onText)
+            })
         }
       }
     } onCancel: {

@@ -62,9 +62,10 @@ final class LlamaModelStore: Sendable {
   ) async throws -> LlamaModel {
     try await withCheckedThrowingContinuation { continuation in
       DispatchQueue.global(qos: .userInitiated).async {
-        continuation.resume(with: Result { () throws(HybridInferenceError) in
-          try LlamaModel(path: path, file: file, progress: progress)
-        })
+        continuation.resume(
+          with: Result { () throws(HybridInferenceError) in
+            try LlamaModel(path: path, file: file, progress: progress)
+          })
       }
     }
   }
