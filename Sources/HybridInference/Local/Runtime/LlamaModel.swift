@@ -21,6 +21,9 @@ final class LlamaModel: @unchecked Sendable {
   init(path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?) throws(HybridInferenceError) {
     LlamaBackend.ensureInitialized()
     var params = llama_model_default_params()
+    if AMXGuard.disablesExtraBufferTypes(cpu: .current, build: .current) {
+      params.use_extra_bufts = false
+    }
     let progressBox = progress.map(ProgressBox.init)
     if let progressBox {
       params.progress_callback = { value, userData in
