@@ -24,16 +24,17 @@ final class LlamaModel: @unchecked Sendable {
     if AMXGuard.disablesExtraBufferTypes(cpu: .current, build: .current) {
       params.use_extra_bufts = false
     }
-    let progressBox = progress.map(ProgressBox.init)
-    if let progressBox {
-      params.progress_callback = { value, userData in
-        guard let userData else { return true }
-        Unmanaged<ProgressBox>.fromOpaque(userData).takeUnretainedValue().report(Double(value))
-        return true
-      }
-      params.progress_callback_user_data = Unmanaged.passUnretained(progressBox).toOpaque()
+    // Always a callback: it also stops the load when the process exits.
+    let progressBox = ProgressBox(progress ?? { _ in })
+    params.progress_callback = { value, userData in
+      guard let userData else { return true }
+      Unmanaged<ProgressBox>.fromOpaque(userData).takeUnretainedValue().report(Double(value))
+      return !LlamaBackend.inFlight.isStopping
     }
+    params.progress_callback_user_data = Unmanaged.passUnretained(progressBox).toOpaque()
+    LlamaBackend.inFlight.enter()
     let loaded = withExtendedLifetime(progressBox) { llama_model_load_from_file(path, params) }
+    LlamaBackend.inFlight.leave()
     guard let loaded else {
       throw .invalidModelFile(path: path, reason: "llama.cpp could not load it")
     }
