@@ -1,6 +1,7 @@
 import Foundation
 import GeminiServerProcess
 import HybridInference
+import TestPrerequisites
 import XCTest
 
 #if canImport(FoundationNetworking)
@@ -38,12 +39,12 @@ final class GeminiTestServer {
     return names.filter { $0.hasPrefix("unary-") || $0.hasPrefix("streaming-") }.sorted()
   }
 
-  /// Skips the calling test with a clear message where the fixtures are absent.
+  /// Fails (under CI or `make test`) or skips the calling test where the fixtures are absent.
   static func requireFixtures() throws -> [String] {
     guard let files = fixtureFiles, !files.isEmpty else {
-      throw XCTSkip(
-        "Gemini fixtures not found at \(fixturesDirectory.path)/googleai; "
-          + "set HYBRID_GEMINI_FIXTURES to the gemini-fixtures folder to run this test")
+      throw Prerequisite.missing(
+        "the recorded Gemini fixtures at \(fixturesDirectory.path)/googleai "
+          + "(HYBRID_GEMINI_FIXTURES names the gemini-fixtures folder)")
     }
     return files
   }
