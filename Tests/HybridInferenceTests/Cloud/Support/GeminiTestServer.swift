@@ -48,9 +48,9 @@ final class GeminiTestServer {
     return files
   }
 
-  /// Starts the server and waits for it to print its port.
-  init() throws {
-    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory)
+  /// Starts the server on `port` (0: a free one) and waits for it to print its port.
+  init(port: Int = 0) throws {
+    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory, port: port)
   }
 
   /// Stops the server.
