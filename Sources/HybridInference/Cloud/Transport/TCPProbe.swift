@@ -3,6 +3,12 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+  private let streamType = Int32(SOCK_STREAM.rawValue)
+  private let connectSocket = Glibc.connect
+#elseif canImport(Darwin)
+  import Darwin
+  private let streamType = SOCK_STREAM
+  private let connectSocket = Darwin.connect
 #endif
 
 /// The cheapest question a server can answer: does a TCP connection to its
@@ -26,7 +32,7 @@ enum TCPProbe {
     let deadline = ContinuousClock.now + timeout
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_socktype = streamType
     var list: UnsafeMutablePointer<addrinfo>?
     guard getaddrinfo(host, String(port), &hints, &list) == 0, let list else { return false }
     defer { freeaddrinfo(list) }
@@ -40,11 +46,12 @@ enum TCPProbe {
   }
 
   private static func connect(_ info: addrinfo, deadline: ContinuousClock.Instant) -> Bool {
-    let type = info.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-    let descriptor = socket(info.ai_family, type, info.ai_protocol)
+    let descriptor = socket(info.ai_family, info.ai_socktype, info.ai_protocol)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
-    if Glibc.connect(descriptor, info.ai_addr, info.ai_addrlen) == 0 { return true }
+    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+    guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) == 0 else { return false }
+    if connectSocket(descriptor, info.ai_addr, info.ai_addrlen) == 0 { return true }
     guard errno == EINPROGRESS else { return false }
     let remaining = max(0, (deadline - ContinuousClock.now) / .milliseconds(1))
     var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)

@@ -1,7 +1,8 @@
 import Foundation
 import GeminiServerProcess
-import HybridInference
 import XCTest
+
+@testable import HybridInference
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -51,6 +52,9 @@ final class GeminiTestServer {
   /// Starts the server on `port` (0: a free one) and waits for it to print its port.
   init(port: Int = 0) throws {
     server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory, port: port)
+    // A port an earlier test saw closed may come back as this server's: it
+    // listens now, so whatever the process remembered about it is stale.
+    if let origin = Origin(server.baseURL) { ReachabilityMemory.shared.recordReachable(origin) }
   }
 
   /// Stops the server.
