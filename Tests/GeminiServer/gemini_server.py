@@ -34,6 +34,9 @@ The model name picks the behaviour. `~`-separated options follow it:
     fault-stream-error   first event, then a bare JSON error object in the stream
     fault-stream-error-data  first event, then `data: {"error": ...}`
     fault-echo-key       400 whose message quotes the key it received
+    redirect-307, redirect-308, redirect-301, redirect-302
+                         that status, Location: the same method of `echo` on
+                         this server, or with port-N on 127.0.0.1:N
 
 Options: times-N, retry-<duration>, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
@@ -253,7 +256,7 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
             check_generate(body)
         except BadRequest as error:
             return self.send_error_json(error.code, error.status, error.message, count=count)
-        self.serve(name, options, model, body, method == "streamGenerateContent", count)
+        self.serve(name, options, model, body, method == "streamGenerateContent", count, method)
 
     def count_tokens(self, body, count):
         inner = body.get("generateContentRequest", body)

@@ -1,8 +1,9 @@
 import Foundation
 import GeminiServerProcess
-import HybridInference
 import TestPrerequisites
 import XCTest
+
+@testable import HybridInference
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -49,9 +50,12 @@ final class GeminiTestServer {
     return files
   }
 
-  /// Starts the server and waits for it to print its port.
-  init() throws {
-    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory)
+  /// Starts the server on `port` (0: a free one) and waits for it to print its port.
+  init(port: Int = 0) throws {
+    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory, port: port)
+    // A port an earlier test saw closed may come back as this server's: it
+    // listens now, so whatever the process remembered about it is stale.
+    if let origin = Origin(server.baseURL) { ReachabilityMemory.shared.recordReachable(origin) }
   }
 
   /// Stops the server.
