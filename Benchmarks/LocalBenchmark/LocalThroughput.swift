@@ -15,11 +15,11 @@ enum LocalThroughput {
     }
   }
 
-  /// One conversation state for every prefill run and one for every decode
+  /// One session storage for every prefill run and one for every decode
   /// run: each llama context is created once, and the decode context never
   /// holds the long prefill prompt.
-  static let conversation = ConversationState()
-  static let decodeConversation = ConversationState()
+  static let storage = SessionStorage()
+  static let decodeStorage = SessionStorage()
 
   /// Tokens per second of one prefill: the prompt starts with a new word each
   /// run, so only the template's first tokens are reused, and exactly one token
@@ -28,7 +28,7 @@ enum LocalThroughput {
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt("run\(run) " + prompt)]),
       options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 1)),
-      conversation: conversation)
+      sessionStorage: storage)
     let start = ContinuousClock.now
     let response = try await model.respond(to: request)
     let elapsed = (ContinuousClock.now - start).seconds
@@ -42,7 +42,7 @@ enum LocalThroughput {
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt("Write a long essay about the history of the Roman Empire.")]),
       options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens)),
-      conversation: decodeConversation)
+      sessionStorage: decodeStorage)
     var first: ContinuousClock.Instant?
     var generated = 0
     for try await delta in model.streamResponse(to: request) {

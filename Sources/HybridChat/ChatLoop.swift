@@ -7,13 +7,13 @@ import HybridInference
 /// A failed answer prints its error line and the chat goes on; only leaving
 /// ends it, with status 0.
 struct ChatLoop {
-  let conversation: Conversation
+  let chat: ChatSession
   let terminal: Terminal
 
   func run() async -> Int32 {
     let interrupts = InterruptHandler(terminal: terminal)
     terminal.errorLine(
-      "\(HelpText.versionLine) · mode \(await conversation.mode) · \(ChatInput.commandSummary)")
+      "\(HelpText.versionLine) · mode \(await chat.mode) · \(ChatInput.commandSummary)")
     while true {
       // The prompt marker goes to stderr, like a shell's, so stdout holds only answers.
       terminal.writeError("> ")
@@ -29,13 +29,13 @@ struct ChatLoop {
       case .help:
         terminal.errorLine("commands: \(ChatInput.commandSummary)")
       case .showMode:
-        terminal.errorLine("mode: \(await conversation.mode)")
+        terminal.errorLine("mode: \(await chat.mode)")
       case .reset:
-        await conversation.reset()
+        await chat.reset()
         terminal.errorLine("hybrid-chat: the conversation is reset")
       case .mode(let mode):
         do {
-          try await conversation.switchMode(to: mode)
+          try await chat.switchMode(to: mode)
           terminal.errorLine("hybrid-chat: mode \(mode); the conversation goes on")
         } catch {
           terminal.errorLine(error.line)
@@ -44,8 +44,8 @@ struct ChatLoop {
         terminal.errorLine("hybrid-chat: \(why)")
       case .prompt(let prompt):
         do {
-          try await interrupts.runCancellable { [conversation] in
-            try await conversation.answer(prompt)
+          try await interrupts.runCancellable { [chat] in
+            try await chat.answer(prompt)
           }
         } catch is CancellationError {
           terminal.errorLine("hybrid-chat: stopped")

@@ -46,15 +46,15 @@ enum HybridChat {
     let mode = options.mode ?? catalog.defaultMode
     let model = try catalog.model(for: mode)
     try await ModelPreparation.prepare(catalog, for: mode, terminal: terminal)
-    let conversation = Conversation(
+    let chat = ChatSession(
       catalog: catalog, mode: mode, model: model, options: options, logHandler: logHandler,
       recorder: recorder, terminal: terminal)
     switch source {
     case .oneShot(let prompt):
-      try await conversation.answer(prompt)
+      try await chat.answer(prompt)
       return 0
     case .interactive:
-      return await ChatLoop(conversation: conversation, terminal: terminal).run()
+      return await ChatLoop(chat: chat, terminal: terminal).run()
     }
   }
 }

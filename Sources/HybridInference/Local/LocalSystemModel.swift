@@ -106,7 +106,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let options = request.options.foundationModels
     let messages = try ChatTemplate.messages(of: request.transcript)
     let model = try await loadedModel(progress: nil)
-    let claim = request.conversation.value(forKey: "llama") { LocalSessionClaim() }
+    let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     // The cores first, then a context: a request waiting for its turn holds no context.
     let budget = ComputeBudget.shared
     let cores = try await budget.acquire(threads: threads)

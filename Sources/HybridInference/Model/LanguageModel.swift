@@ -5,7 +5,7 @@
 /// itself: the session hands it every turn on every request, which is what lets
 /// a conversation move between models on a fallback. A backend that wants to
 /// reuse work between turns (the on-device KV cache) keeps it in
-/// `ModelRequest.conversation`.
+/// `ModelRequest.sessionStorage`.
 ///
 /// Adding a backend means one new type conforming to this protocol; routing,
 /// transcripts, snapshots and validation come from the library.

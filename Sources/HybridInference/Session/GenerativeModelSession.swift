@@ -10,7 +10,7 @@ public final class GenerativeModelSession: Sendable {
   /// The model the session asks.
   public let model: any LanguageModel
   private let logHandler: LogHandler
-  private let conversation = ConversationState()
+  private let storage = SessionStorage()
   private let state: Mutex<State>
 
   private struct State {
@@ -47,7 +47,7 @@ public final class GenerativeModelSession: Sendable {
   {
     let (request, ticket) = try begin(prompt: prompt, options: options)
     defer { end(ticket) }
-    let raw = try await model.respond(to: request.addressed(to: model))
+    let raw = try await model.respond(to: request)
     try Task.checkCancellation()
     record(raw, for: request, ticket: ticket)
     return Response(content: raw.text, rawResponse: raw)
@@ -73,7 +73,7 @@ public final class GenerativeModelSession: Sendable {
         let task = Task {
           do {
             var accumulator = ResponseAccumulator()
-            for try await delta in model.streamResponse(to: request.addressed(to: model)) {
+            for try await delta in model.streamResponse(to: request) {
               accumulator.add(delta)
               if let raw = accumulator.response {
                 continuation.yield(ResponseStream.Snapshot(content: raw.text, rawResponse: raw))
@@ -104,11 +104,6 @@ public final class GenerativeModelSession: Sendable {
   ) {
     try options.validate()
     guard !prompt.isEmpty else { throw HybridInferenceError.emptyPrompt }
-    // A hybrid decides for itself what an unavailable model means; a single
-    // model that cannot answer is an error before anything is sent.
-    if !(model is HybridModel), case .unavailable(let reason) = model.availability {
-      throw HybridInferenceError.unavailable(model: model.modelVersion, reason: reason)
-    }
     let (transcript, ticket) = try state.withLock { state throws -> (Transcript, UInt64) in
       guard state.activeRequest == nil else { throw HybridInferenceError.concurrentRequests }
       state.requestCount += 1
@@ -118,7 +113,7 @@ public final class GenerativeModelSession: Sendable {
     var requestTranscript = transcript
     requestTranscript.entries.append(.prompt(prompt))
     let request = ModelRequest(
-      transcript: requestTranscript, options: options, conversation: conversation,
+      transcript: requestTranscript, options: options, sessionStorage: storage,
       logHandler: logHandler)
     return (request, ticket)
   }

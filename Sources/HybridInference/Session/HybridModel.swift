@@ -45,7 +45,7 @@ public struct HybridModel: LanguageModel {
         break
       }
       do {
-        return try await primary.respond(to: request.addressed(to: primary))
+        return try await primary.respond(to: request)
       } catch {
         guard FallbackRule.allowsFallback(after: error, primaryPlacement: primary.placement) else {
           throw error
@@ -57,7 +57,7 @@ public struct HybridModel: LanguageModel {
       primaryError = primaryUnavailable(reason, request)
     }
     return try await askSecondary(after: primaryError) {
-      try await secondary.respond(to: request.addressed(to: secondary))
+      try await secondary.respond(to: request)
     }
   }
 
@@ -85,7 +85,7 @@ public struct HybridModel: LanguageModel {
       var heldBack: [GenerateContentResponse] = []
       var deliveredText = false
       do {
-        for try await delta in primary.streamResponse(to: request.addressed(to: primary)) {
+        for try await delta in primary.streamResponse(to: request) {
           if deliveredText {
             continuation.yield(delta)
           } else if delta.text.isEmpty && delta.thoughtText.isEmpty {
@@ -110,7 +110,7 @@ public struct HybridModel: LanguageModel {
       primaryError = primaryUnavailable(reason, request)
     }
     try await askSecondary(after: primaryError) {
-      for try await delta in secondary.streamResponse(to: request.addressed(to: secondary)) {
+      for try await delta in secondary.streamResponse(to: request) {
         continuation.yield(delta)
       }
     }

@@ -25,6 +25,22 @@ final class OptionsRoutingTests: XCTestCase {
     XCTAssertNil(cloudOptions.foundationModels, "the cloud must not see the local options")
   }
 
+  func testAWrapperAroundAHybrid_passesBothHalvesThrough() async throws {
+    // A wrapper is not a `HybridModel`, and its placement is its primary's;
+    // routing by type used to strip the cloud's half before the hybrid saw it.
+    let local = ScriptedModel("local", placement: .onDevice)
+    let cloud = ScriptedModel("cloud", placement: .cloud)
+    local.enqueue(.fail(ScriptedError.decode))
+    let config = GenerationConfig(temperature: 0.2)
+    let options = GenerationOptions(temperature: 0.4)
+    let session = GenerativeModelSession(
+      model: ForwardingModel(HybridModel(primary: local, secondary: cloud)), logHandler: logs.handler)
+    let response = try await session.respond(to: "Hi", options: .hybrid(gemini: config, foundationModels: options))
+    XCTAssertEqual(response.rawResponse.modelVersion, "cloud")
+    XCTAssertEqual(local.requests.first?.options.foundationModels, options)
+    XCTAssertEqual(cloud.requests.first?.options.gemini, config)
+  }
+
   func testNilHalf_meansDefaultsForThatModel() async throws {
     let local = ScriptedModel("local", placement: .onDevice)
     let session = GenerativeModelSession(model: local, logHandler: logs.handler)
@@ -70,5 +86,18 @@ final class OptionsRoutingTests: XCTestCase {
       _ = try await session.respond(to: "")
       XCTFail("must throw")
     } catch HybridInferenceError.emptyPrompt {}
+  }
+}
+
+/// A model that forwards to another, as an app's own wrapper (logging,
+/// metrics, a switch) would.
+private struct ForwardingModel: LanguageModel {
+  let wrapped: any LanguageModel
+  init(_ wrapped: any LanguageModel) { self.wrapped = wrapped }
+  var modelVersion: String { wrapped.modelVersion }
+  var placement: ModelPlacement { wrapped.placement }
+  var availability: Availability { wrapped.availability }
+  func streamResponse(to request: ModelRequest) -> AsyncThrowingStream<GenerateContentResponse, any Error> {
+    wrapped.streamResponse(to: request)
   }
 }

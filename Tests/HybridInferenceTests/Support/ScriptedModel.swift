@@ -65,8 +65,20 @@ final class ScriptedModel: LanguageModel {
   func streamResponse(to request: ModelRequest)
     -> AsyncThrowingStream<GenerateContentResponse, any Error>
   {
+    if case .unavailable(let reason) = availability {
+      // Like the real backends: an unavailable model refuses before doing anything.
+      return AsyncThrowingStream {
+        $0.finish(throwing: HybridInferenceError.unavailable(model: modelVersion, reason: reason))
+      }
+    }
+    // Like the real backends, it reads only its own half of the options.
+    var seen = request
+    seen.options =
+      placement == .cloud
+      ? HybridGenerationOptions(gemini: request.options.gemini)
+      : HybridGenerationOptions(foundationModels: request.options.foundationModels)
     let step = state.withLock { state -> Step in
-      state.requests.append(request)
+      state.requests.append(seen)
       return state.script.isEmpty ? .answer(["\(modelVersion) default"]) : state.script.removeFirst()
     }
     return AsyncThrowingStream { continuation in

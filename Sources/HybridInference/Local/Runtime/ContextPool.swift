@@ -105,7 +105,7 @@ final class ContextPool: Sendable {
 }
 
 /// A session's claim on the on-device model's contexts, kept in its
-/// `ConversationState`: an identity and nothing heavier. When the session goes
+/// `SessionStorage`: an identity and nothing heavier. When the session goes
 /// away, the pools it used forget what it said.
 final class LocalSessionClaim: Sendable {
   private let pools = Mutex<[ObjectIdentifier: ContextPool]>([:])

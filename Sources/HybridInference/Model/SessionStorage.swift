@@ -6,7 +6,7 @@ import Synchronization
 /// When the session is released, so is everything stored here. The lock only
 /// guards the dictionary; the session sends one request at a time, so a stored
 /// object is never used by two requests of the same session at once.
-public final class ConversationState: Sendable {
+public final class SessionStorage: Sendable {
   private let storage = Mutex<[String: any AnyObject & Sendable]>([:])
 
   /// Empty storage; a session makes one for its lifetime.

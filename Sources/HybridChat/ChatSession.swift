@@ -6,7 +6,7 @@ import HybridInference
 /// The session holds a `SwitchableModel`, so `/mode` changes which model
 /// answers without losing the conversation; `/reset` starts a new session.
 /// An actor, so an answer can run in its own task and be cancelled by Ctrl-C.
-actor Conversation {
+actor ChatSession {
   private let catalog: ModelCatalog
   private let options: ChatOptions
   private let logHandler: LogHandler
