@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -8,11 +7,10 @@ import Synchronization
 /// The URLSession delegate of an `HTTPTransport`: routes each task's
 /// callbacks to the stream of that task, by task identifier.
 ///
-/// One delegate serves every task of the session, so the routes live in a
-/// `Mutex`; callbacks arrive on URLSession's delegate queue while streams are
-/// registered, cancelled and timed out from any thread. (ThreadSanitizer
-/// cannot see `Mutex`'s futex on Linux and reports its critical sections as
-/// races; with an `NSLock` in its place the suite runs clean under TSan.)
+/// One delegate serves every task of the session, so the routes live behind a
+/// lock (`Locked`, which ThreadSanitizer can see); callbacks arrive on
+/// URLSession's delegate queue while streams are registered, cancelled and
+/// timed out from any thread.
 final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
@@ -24,7 +22,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     var timers: [Task<Void, Never>] = []
   }
 
-  private let routes = Mutex<[Int: Route]>([:])
+  private let routes = Locked<[Int: Route]>([:])
 
   func register(_ taskID: Int, continuation: Continuation) {
     routes.withLock { $0[taskID] = Route(continuation: continuation) }
