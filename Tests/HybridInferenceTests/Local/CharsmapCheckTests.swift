@@ -47,4 +47,11 @@ final class CharsmapCheckTests: XCTestCase {
     assertRefused([0xFF, 0xFF, 0, 0, 1, 2, 3], "runs past its end")
     assertRefused([1, 2], "too short")
   }
+
+  func testTrieOverTheCap_isRefusedWithoutWalking() {
+    let size = UInt32(GGUFCharsmapCheck.maximumTrieBytes + 4)
+    let bytes =
+      (0..<4).map { UInt8(truncatingIfNeeded: size >> (8 * $0)) } + [UInt8](repeating: 0, count: Int(size) + 1)
+    assertRefused(bytes, "over \(GGUFCharsmapCheck.maximumTrieBytes)")
+  }
 }
