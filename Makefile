@@ -20,11 +20,12 @@ endif
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test lint demo bench clean
+.PHONY: help setup build test lint sanitize demo bench clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
 	@echo "make test   - set up, then run the whole test suite"
+	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama.cpp's own tools (results in Benchmarks/RESULTS.md)"
 	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
 
@@ -41,6 +42,10 @@ lint:
 test: setup lint
 	swift build --build-tests $(SWIFT_LINK)
 	HYBRID_REQUIRE_PREREQUISITES=1 swift test --skip-build $(SWIFT_LINK)
+
+# Not part of `make test`: two more full builds (.build/asan, .build/tsan). See README, Tests.
+sanitize: setup
+	scripts/sanitize.sh address thread
 
 demo: setup
 	@mkdir -p .build

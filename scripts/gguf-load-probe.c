@@ -20,6 +20,12 @@ int main(int argc, char **argv) {
     llama_token toks[64];
     int n = llama_tokenize(v, "Hello world", 11, toks, 64, true, true);
     if (n <= 0) { printf("RESULT tokenize-failed %d\n", n); return 5; }
+    // Text with every byte that UTF-8 text can hold (the library's prompts are
+    // Swift strings): a tokenizer that throws on some byte does it here.
+    char every[256]; int len = 0;
+    for (int b = 1; b <= 0xF4; b++) if (b != 0xC0 && b != 0xC1) every[len++] = (char) b;
+    llama_token all[1024];
+    if (llama_tokenize(v, every, len, all, 1024, true, false) <= 0) { printf("RESULT tokenize-bytes-failed\n"); return 5; }
     int rc = llama_decode(c, llama_batch_get_one(toks, n));
     printf("RESULT decoded rc=%d\n", rc);
     llama_free(c); llama_model_free(m);

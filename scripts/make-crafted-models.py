@@ -56,6 +56,27 @@ def short_types(tokens, scores, types):
     del types[10:]
 
 
+def drop_high_byte_tokens(tokens, scores, types):
+    """Renames <0x80>...<0xFF> (a SentencePiece vocab without byte fallback for
+    non-ASCII text): llama.cpp throws std::out_of_range on the first such byte."""
+    for b in range(0x80, 0x100):
+        index = tokens.index(f"<0x{b:02X}>")
+        tokens[index] = f"byte-{b:02x}"
+        types[index] = int(gguf.TokenType.NORMAL)
+
+
+def u8_array(data):
+    return gguf.GGUFValue(value=list(data), type=T.ARRAY, sub_type=T.UINT8)
+
+
+def broken_charsmap():
+    """A T5 charsmap whose trie has 16 nodes: the walk for '\n' (the only text
+    llama.cpp tokenizes at load) stays inside it, any byte from 16 up leaves it,
+    and llama.cpp throws "Index out of array bounds in XCDA array!" at run time."""
+    nodes = bytes(16 * 4)  # all zero: the root's base is 0, no node is a child
+    return u8_array(len(nodes).to_bytes(4, "little") + nodes + b"\0")
+
+
 def rename_arch(kv):
     kv["general.architecture"] = string("tinyllama-from-the-future")
 
@@ -92,6 +113,13 @@ KINDS = {
     "special-token-out-of-range": dict(edit_kv=set_kv(tokenizer__ggml__bos_token_id=u32(VOCAB + 1000))),
     "eos-token-out-of-range": dict(edit_kv=set_kv(tokenizer__ggml__eos_token_id=u32(VOCAB))),
     "tokenizer-unknown": dict(edit_kv=set_kv(tokenizer__ggml__model=string("klingon"))),
+    # vocabularies that load but make tokenizing throw or assert at run time
+    "spm-byte-tokens-missing": dict(edit_vocab=drop_high_byte_tokens),
+    "t5-charsmap-out-of-bounds": dict(
+        edit_kv=set_kv(tokenizer__ggml__model=string("t5"), tokenizer__ggml__precompiled_charsmap=broken_charsmap())),
+    "bos-added-but-missing": dict(
+        edit_kv=set_kv(tokenizer__ggml__model=string("t5"), tokenizer__ggml__add_bos_token=gguf.GGUFValue(
+            value=True, type=T.BOOL), tokenizer__ggml__bos_token_id=None)),
     # tensors and architecture
     "tensor-shape-mismatch": dict(tensor_shapes={"blk.1.attn_q.weight": (tiny.N_EMBD, tiny.N_EMBD // 2)}),
     "embedding-rows-not-vocab": dict(tensor_shapes={"token_embd.weight": (VOCAB - 7, tiny.N_EMBD)}),

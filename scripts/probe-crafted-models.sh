@@ -19,7 +19,7 @@ for file in "$dir"/*.gguf; do
     result="$(grep -a RESULT "$dir/$kind.out" || true)"
     if [ "$status" -ge 128 ]; then
         printf '%-34s ABORTS (signal %d): %s\n' "$kind" $((status - 128)) \
-            "$(grep -a -m1 -o 'GGML_ASSERT.*\|GGML_ABORT.*' "$dir/$kind.log" | cut -c1-90)"
+            "$(grep -a -m1 -o 'GGML_ASSERT.*\|GGML_ABORT.*\|terminate called.*' "$dir/$kind.log" | cut -c1-90)"
     else
         printf '%-34s exit %d: %s\n' "$kind" "$status" "${result#RESULT }"
     fi

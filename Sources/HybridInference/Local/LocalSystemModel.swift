@@ -1,6 +1,5 @@
 import CLlama
 import Foundation
-import Synchronization
 
 /// The on-device model: a GGUF file run by llama.cpp.
 ///
@@ -167,7 +166,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 /// value exists (the store itself holds models weakly), with the idle contexts
 /// its finished sessions left behind.
 private final class LoadedModelHandle: Sendable {
-  private let loaded = Mutex<LlamaModel?>(nil)
+  private let loaded = Locked<LlamaModel?>(nil)
   let pool: ContextPool
 
   init(threads: Int) {

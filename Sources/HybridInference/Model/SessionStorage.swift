@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Storage that lives as long as one session, for backends to keep state
 /// between turns (the on-device model keeps its llama context and KV cache here).
 ///
@@ -7,7 +5,7 @@ import Synchronization
 /// guards the dictionary; the session sends one request at a time, so a stored
 /// object is never used by two requests of the same session at once.
 public final class SessionStorage: Sendable {
-  private let storage = Mutex<[String: any AnyObject & Sendable]>([:])
+  private let storage = Locked<[String: any AnyObject & Sendable]>([:])
 
   /// Empty storage; a session makes one for its lifetime.
   public init() {}

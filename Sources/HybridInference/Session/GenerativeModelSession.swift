@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A conversation with a model: one request at a time, every turn remembered.
 ///
 /// The model can be one backend (`LocalSystemModel`, `CloudGeminiModel`) or a
@@ -11,7 +9,7 @@ public final class GenerativeModelSession: Sendable {
   public let model: any LanguageModel
   private let logHandler: LogHandler
   private let storage = SessionStorage()
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   private struct State {
     var transcript: Transcript
@@ -29,7 +27,7 @@ public final class GenerativeModelSession: Sendable {
   ) {
     self.model = model
     self.logHandler = logHandler
-    self.state = Mutex(State(transcript: Transcript(instructions: instructions)))
+    self.state = Locked(State(transcript: Transcript(instructions: instructions)))
   }
 
   /// The conversation so far.

@@ -1,4 +1,3 @@
-import Synchronization
 import XCTest
 
 @testable import HybridInference
@@ -135,6 +134,7 @@ final class LocalSystemModelTests: XCTestCase {
     let opening = try await first?.respond(to: "One", options: options)
     XCTAssertEqual(opening?.rawResponse.usageMetadata?.cachedContentTokenCount, 0)
     first = nil  // its context goes back to the pool, KV cache and all
+    try await waitUntil { model.contextPool.unownedCount > 0 }  // once its last reference is gone
     let second = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
     let reply = try await second.respond(to: "Two", options: options)
     // The instructions were already in the pooled context's cache.
@@ -196,7 +196,7 @@ final class LocalSystemModelTests: XCTestCase {
 
 /// Collects progress values from any thread.
 final class LogRecorderValues: Sendable {
-  private let storage = Mutex<[Double]>([])
+  private let storage = Locked<[Double]>([])
   func append(_ value: Double) { storage.withLock { $0.append(value) } }
   var values: [Double] { storage.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import Foundation
-import HybridInference
-import Synchronization
+@testable import HybridInference
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -26,7 +25,7 @@ final class ScriptedModel: LanguageModel {
 
   let modelVersion: String
   let placement: ModelPlacement
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   private struct State {
     var availability: Availability
@@ -41,7 +40,7 @@ final class ScriptedModel: LanguageModel {
   ) {
     self.modelVersion = modelVersion
     self.placement = placement
-    self.state = Mutex(State(availability: availability, script: script))
+    self.state = Locked(State(availability: availability, script: script))
   }
 
   var availability: Availability {
@@ -136,7 +135,7 @@ final class ScriptedModel: LanguageModel {
 
 /// Collects log records, for asserting what the library reported.
 final class LogRecorder: Sendable {
-  private let storage = Mutex<[LogRecord]>([])
+  private let storage = Locked<[LogRecord]>([])
 
   var handler: LogHandler {
     LogHandler { record in self.storage.withLock { $0.append(record) } }

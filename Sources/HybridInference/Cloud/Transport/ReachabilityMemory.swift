@@ -24,7 +24,7 @@ import Synchronization
 ///
 /// Why a lock: verdicts are read by hybrids and written by requests and the
 /// prober, from any thread, and each read or write is a few field accesses.
-/// A `Mutex` keeps them consistent without making every routing decision
+/// A lock (`Locked`, which ThreadSanitizer can see) keeps them consistent without making every routing decision
 /// `await` an actor.
 final class ReachabilityMemory: Sendable {
   /// The memory every model of the process shares.
@@ -35,7 +35,7 @@ final class ReachabilityMemory: Sendable {
   /// The longest wait between two probes.
   let maximumBackoff: Duration
   private let probe: @Sendable (Origin, Duration) async -> Bool
-  private let entries = Mutex<[Origin: Entry]>([:])
+  private let entries = Locked<[Origin: Entry]>([:])
 
   private struct Entry {
     /// Set while the origin is remembered as offline: the error that said so.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -12,11 +11,9 @@ import Synchronization
 /// redirect moves it to a new task (FoundationNetworking would replay a
 /// redirected POST without its body), so the table also maps each live task
 /// to its exchange. One delegate serves every task of the session, so the
-/// table lives in a `Mutex`; callbacks arrive on URLSession's delegate queue
-/// while streams are registered, cancelled and timed out from any thread.
-/// (ThreadSanitizer cannot see `Mutex`'s futex on Linux and reports its
-/// critical sections as races; with an `NSLock` in its place the suite runs
-/// clean under TSan.)
+/// table lives behind a lock (`Locked`, which ThreadSanitizer can see);
+/// callbacks arrive on URLSession's delegate queue while streams are
+/// registered, cancelled and timed out from any thread.
 final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
@@ -49,7 +46,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     }
   }
 
-  private let table = Mutex(Table())
+  private let table = Locked(Table())
   private let redirectPolicy: RedirectPolicy
 
   init(redirectPolicy: RedirectPolicy) {

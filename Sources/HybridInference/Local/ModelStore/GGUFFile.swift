@@ -112,6 +112,22 @@ struct GGUFArray: Sendable, Equatable {
   /// For the token list only: the first string that occurs twice, as llama.cpp
   /// would see it (an empty token is renamed `[EMPTY_<index>]`).
   var firstDuplicate: String?
+  /// For the token list only: which bytes have a token of their own, for
+  /// SentencePiece's byte fallback (`GGUFTokenizerRuntimeCheck`).
+  var byteTokens: ByteTokenSet?
+  /// For `tokenizer.ggml.precompiled_charsmap` only: its bytes (a T5 tokenizer's
+  /// normalization trie, some hundred kilobytes), walked by `GGUFCharsmapCheck`.
+  var bytes: [UInt8]?
+
+  /// What an array keeps beyond its type and length.
+  enum Kept {
+    /// The values of a short integer array.
+    case integers
+    /// The token list's first duplicate and its byte tokens.
+    case tokenFacts
+    /// The raw bytes of a byte array.
+    case bytes
+  }
 
   /// The longest integer array whose values are kept: per-layer values, at most
   /// `LLAMA_MAX_LAYERS` (512) of them.

@@ -31,7 +31,13 @@ struct GGUFParser {
     for _ in 0..<keyValueCount {
       let key = try readString()
       let type = try read(UInt32.self)
-      if let value = try readValue(type: type, findsDuplicates: key == "tokenizer.ggml.tokens") {
+      let keeps: GGUFArray.Kept =
+        switch key {
+        case "tokenizer.ggml.tokens": .tokenFacts
+        case "tokenizer.ggml.precompiled_charsmap": .bytes
+        default: .integers
+        }
+      if let value = try readValue(type: type, keeps: keeps) {
         metadata[key] = value
       }
     }
@@ -99,9 +105,8 @@ struct GGUFParser {
     return (name, Int(dataOffset), size, shape)
   }
 
-  /// Reads one value. `findsDuplicates` asks a string array for its first
-  /// repeated string (the token list: llama.cpp asserts its strings are unique).
-  private mutating func readValue(type: UInt32, findsDuplicates: Bool = false) throws(Failure) -> GGUFValue? {
+  /// Reads one value; `keeps` says what an array keeps of its elements.
+  private mutating func readValue(type: UInt32, keeps: GGUFArray.Kept = .integers) throws(Failure) -> GGUFValue? {
     switch type {
     case 0: return .integer(Int(try read(UInt8.self)))
     case 1: return .integer(Int(try read(Int8.self)))
@@ -116,7 +121,7 @@ struct GGUFParser {
       let elementType = try read(UInt32.self)
       guard elementType != 9 else { throw Failure(reason: "nested metadata arrays") }
       let count = try readCount(minimumBytesEach: Self.minimumSize(of: elementType), what: "array")
-      return .array(try readArray(of: elementType, count: count, findsDuplicates: findsDuplicates))
+      return .array(try readArray(of: elementType, count: count, keeps: keeps))
     case 10:
       let value = try read(UInt64.self)
       return value <= UInt64(Int.max) ? .integer(Int(value)) : nil
@@ -127,7 +132,7 @@ struct GGUFParser {
   }
 
   private mutating func readArray(
-    of elementType: UInt32, count: Int, findsDuplicates: Bool
+    of elementType: UInt32, count: Int, keeps: GGUFArray.Kept
   ) throws(Failure) -> GGUFArray {
     guard elementType <= 12, elementType != 9 else {
       throw Failure(reason: "unknown metadata array element type \(elementType)")
@@ -137,16 +142,24 @@ struct GGUFParser {
     if elementType == 8 {
       // Bytes, not Strings: Swift's String equality is canonical equivalence,
       // llama.cpp's is byte for byte.
+      let findsDuplicates = keeps == .tokenFacts
       var seen = Set<Data>(minimumCapacity: findsDuplicates ? count : 0)
+      var byteTokens = ByteTokenSet()
       for index in 0..<count {
         let start = try skipString()
         guard findsDuplicates else { continue }
-        var token = Data(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+        byteTokens.insert(token: raw)
+        var token = Data(raw)
         if token.isEmpty { token = Data("[EMPTY_\(index)]".utf8) }  // llama.cpp's renaming
         if !seen.insert(token).inserted, array.firstDuplicate == nil {
           array.firstDuplicate = String(decoding: token, as: UTF8.self)
         }
       }
+      if findsDuplicates { array.byteTokens = byteTokens }
+    } else if keeps == .bytes, elementType == 0 || elementType == 1 {
+      array.bytes = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
+      offset += count
     } else if isInteger, count <= GGUFArray.keptIntegerCount {
       var integers: [Int] = []
       for _ in 0..<count {

@@ -8,6 +8,7 @@
 /// falls back to a default id, which in anything but a SentencePiece llama vocab
 /// is an arbitrary token (the end of generation would be misread). All are the
 /// signs of a broken conversion, and all are refused here with the exact reason.
+/// What the tokenizer needs at run time is `GGUFTokenizerRuntimeCheck`'s.
 enum GGUFVocabularyCheck {
   /// The `tokenizer.ggml.model` values llama.cpp implements.
   static let tokenizerModels: Set<String> = [
@@ -58,6 +59,7 @@ enum GGUFVocabularyCheck {
             + "outside the vocabulary of \(tokens.count) tokens")
       }
     }
+    try GGUFTokenizerRuntimeCheck.validate(file, model: model, vocabularySize: tokens.count)
     return tokens.count
   }
 }

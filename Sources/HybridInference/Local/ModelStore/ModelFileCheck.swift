@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Remembers the verdict on a model file until the file changes, so asking for
 /// availability costs one `stat` rather than a read of the header.
@@ -11,7 +10,7 @@ final class ModelFileCheck: Sendable {
   }
 
   let path: String
-  private let cached = Mutex<Verdict?>(nil)
+  private let cached = Locked<Verdict?>(nil)
 
   init(path: String) {
     self.path = path

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The process-wide cap on threads doing llama.cpp work.
 ///
@@ -8,7 +7,7 @@ import Synchronization
 /// threads and every one of them slows down; with it, a generation waits its
 /// turn (first come, first served) until its threads fit into the machine's
 /// cores. One budget for the process, like the cores it stands for, behind a
-/// `Mutex` because requests acquire and release it from any thread.
+/// lock (`Locked`) because requests acquire and release it from any thread.
 final class ComputeBudget: Sendable {
   static let shared = ComputeBudget(cores: ProcessInfo.processInfo.activeProcessorCount)
 
@@ -28,11 +27,11 @@ final class ComputeBudget: Sendable {
 
   /// The cores the budget hands out.
   let cores: Int
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   init(cores: Int) {
     self.cores = max(1, cores)
-    self.state = Mutex(State(free: max(1, cores)))
+    self.state = Locked(State(free: max(1, cores)))
   }
 
   /// Waits until `threads` cores are free (at most all of them), takes them,

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The llama contexts of one model, leased to requests, never held by idle sessions.
 ///
 /// A context costs a KV cache, a thread and an OpenMP team, so a model has at
@@ -12,7 +10,7 @@ import Synchronization
 /// its instruction prefix (`LlamaContext.shareablePrefix`), and when a session
 /// ends its contexts forget everything after that prefix.
 ///
-/// The slots live behind a `Mutex`: requests lease and return contexts from
+/// The slots live behind a lock (`Locked`): requests lease and return contexts from
 /// any task, and a session's end arrives from whichever thread releases it.
 final class ContextPool: Sendable {
   /// A request's hold on a context.
@@ -39,7 +37,7 @@ final class ContextPool: Sendable {
   /// context, so at most `ComputeBudget.cores / threads` of them run at once;
   /// the capacity covers that and keeps the caches of the last sessions.
   let capacity: Int
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(capacity: Int) {
     self.capacity = max(1, capacity)
@@ -99,6 +97,11 @@ final class ContextPool: Sendable {
   /// How many contexts exist now (for tests).
   var count: Int { state.withLock { $0.slots.count } }
 
+  /// How many contexts no live session owns (for tests: a session's end reaches
+  /// the pool with its last reference, which a finishing request's task may drop
+  /// on another thread just after the caller's `respond` returned).
+  var unownedCount: Int { state.withLock { state in state.slots.count { $0.owner == nil } } }
+
   /// Whether no context has work queued or running (for tests: a cancelled
   /// request must leave its context's thread idle, not just return).
   var isIdle: Bool { state.withLock { $0.slots.allSatisfy { $0.context.isIdle } } }
@@ -108,7 +111,7 @@ final class ContextPool: Sendable {
 /// `SessionStorage`: an identity and nothing heavier. When the session goes
 /// away, the pools it used forget what it said.
 final class LocalSessionClaim: Sendable {
-  private let pools = Mutex<[ObjectIdentifier: ContextPool]>([:])
+  private let pools = Locked<[ObjectIdentifier: ContextPool]>([:])
 
   var owner: ObjectIdentifier { ObjectIdentifier(self) }
 

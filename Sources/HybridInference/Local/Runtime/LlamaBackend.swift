@@ -38,7 +38,7 @@ enum LlamaBackend {
   /// exit during the first load or generation) and when it first ends (after
   /// every static a generation uses exists). Stopping is idempotent.
   final class InFlightWork: Sendable {
-    private let running = Mutex<Int>(0)
+    private let running = Locked<Int>(0)
     private let stopping = Atomic<Bool>(false)
     private let registeredAtStart = Atomic<Bool>(false)
     private let registeredAtEnd = Atomic<Bool>(false)
@@ -72,7 +72,7 @@ enum LlamaBackend {
 
   /// The current log handler, behind a lock because llama.cpp logs from any thread.
   final class LogSink: Sendable {
-    private let handler = Mutex<LogHandler>(.silent)
+    private let handler = Locked<LogHandler>(.silent)
 
     var current: LogHandler {
       get { handler.withLock { $0 } }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Loads each model file once and shares it among every session that uses it.
 ///
@@ -22,7 +21,7 @@ final class LlamaModelStore: Sendable {
     init(_ model: LlamaModel) { self.model = model }
   }
 
-  private let entries = Mutex<[String: Entry]>([:])
+  private let entries = Locked<[String: Entry]>([:])
 
   /// The loaded model for `file`, loading it on a background thread if needed.
   func model(

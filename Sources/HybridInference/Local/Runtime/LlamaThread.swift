@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One OS thread that runs a conversation's llama.cpp work, in order.
 ///
@@ -18,7 +17,7 @@ final class LlamaThread: Sendable {
   /// The jobs and the wake-up, shared with the thread itself (which must not
   /// hold the `LlamaThread`, or it would never be released).
   private final class Inbox: Sendable {
-    let jobs = Mutex<[Job]>([])
+    let jobs = Locked<[Job]>([])
     let wake = DispatchSemaphore(value: 0)
 
     func post(_ job: Job) {
