@@ -53,6 +53,10 @@ struct GeminiClient: Sendable {
   }
 
   /// One unary exchange: the body of a 2xx response, or the typed error.
+  ///
+  /// The body is held whole until it ends, so it is bounded by
+  /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
+  /// stops the exchange (whatever the status) with `.responseTooLarge`.
   private func exchange(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws
     -> Data
   {
@@ -65,9 +69,15 @@ struct GeminiClient: Sendable {
       for try await event in exchange.events {
         switch event {
         case .head(let received): head = received
-        case .body(let data): body.append(data)
+        case .body(let data):
+          guard data.count <= options.maximumResponseBytes - body.count else {
+            throw HybridInferenceError.responseTooLarge(limit: options.maximumResponseBytes)
+          }
+          body.append(data)
         }
       }
+    } catch let error as HybridInferenceError {
+      throw error
     } catch {
       throw CloudErrorMapping.transportError(
         error, receivedResponse: head != nil, timeout: options.timeout)
