@@ -122,10 +122,10 @@ private struct StreamAttempt {
       }
     }
     if event.hasData {
-      let data = event.data.trimmingCharacters(in: .whitespaces)
+      let data = event.trimmedData
       if data.isEmpty || data == "[DONE]" { return }
       let json = Data(data.utf8)
-      if data.contains("\"error\""), let error = CloudErrorMapping.streamError(json, apiKey: client.apiKey) {
+      if SSEEvent.opensErrorObject(data), let error = CloudErrorMapping.streamError(json, apiKey: client.apiKey) {
         throw error
       }
       var delta = try client.decode(GenerateContentResponse.self, from: json)
@@ -133,8 +133,7 @@ private struct StreamAttempt {
       try deliver(delta)
     } else if !event.otherLines.isEmpty {
       // Not an SSE event, and not an error either.
-      let text = event.otherLines.joined(separator: "\n")
-      let start = text.trimmingCharacters(in: .whitespaces).first
+      let start = event.trimmedOtherLines.first
       if start == "{" || start == "[" {
         throw HybridInferenceError.malformedResponse("the stream carried JSON outside an event")
       }

@@ -109,4 +109,15 @@ final class CloudSSEParserTests: XCTestCase {
     XCTAssertEqual(events.first?.data, "{\"a\": 1}")
     XCTAssertEqual(events.first?.otherLines, ["{\"error\": {\"code\": 503}}"])
   }
+
+  func testTrimmedDataAndErrorObjectSniffing_readOnlyTheEnds() {
+    XCTAssertEqual(SSEEvent(data: " \t{\"a\": 1} \t").trimmedData, "{\"a\": 1}")
+    XCTAssertEqual(SSEEvent(data: " \t ").trimmedData, "")
+    XCTAssertEqual(SSEEvent(otherLines: ["  [1,", "2]  "]).trimmedOtherLines, "[1,\n2]")
+    XCTAssertTrue(SSEEvent.opensErrorObject(#"{"error": {"code": 503}}"#))
+    XCTAssertTrue(SSEEvent.opensErrorObject("{\n  \"error\": {}}"))
+    XCTAssertFalse(SSEEvent.opensErrorObject(#"{"candidates": [], "error": {}}"#))
+    XCTAssertFalse(SSEEvent.opensErrorObject(#"{"errors": 1}"#))
+    XCTAssertFalse(SSEEvent.opensErrorObject(#"["error"]"#))
+  }
 }

@@ -1,30 +1,5 @@
 import Foundation
 
-/// One server-sent event: the joined `data:` lines, plus any lines that were
-/// not SSE fields at all.
-///
-/// Gemini streams `data: {json}` events; when it fails in the middle of a
-/// stream it may instead write a bare JSON `{"error": ...}` object, which an
-/// SSE parser would otherwise drop as unknown fields. Those lines are kept in
-/// `otherLines` so the client can report the error they carry.
-struct SSEEvent: Sendable, Hashable {
-  /// The `event:` field, when the server sent one.
-  var type: String?
-  /// The `data:` lines joined with `"\n"`; empty when there were none.
-  var data: String
-  /// Whether at least one `data:` line was present (an empty `data:` counts).
-  var hasData: Bool
-  /// Lines that were neither a known field nor a comment, in order.
-  var otherLines: [String]
-
-  init(type: String? = nil, data: String = "", hasData: Bool = false, otherLines: [String] = []) {
-    self.type = type
-    self.data = data
-    self.hasData = hasData
-    self.otherLines = otherLines
-  }
-}
-
 /// An incremental parser for `text/event-stream` bodies.
 ///
 /// Bytes go in as they arrive from the network, in chunks of any size (a
