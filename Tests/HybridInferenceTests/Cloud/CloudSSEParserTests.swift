@@ -120,4 +120,18 @@ final class CloudSSEParserTests: XCTestCase {
     XCTAssertFalse(SSEEvent.opensErrorObject(#"{"errors": 1}"#))
     XCTAssertFalse(SSEEvent.opensErrorObject(#"["error"]"#))
   }
+
+  /// Fuzzing finding (sse, crash-9cd32cc9): a body of many short lines (here
+  /// lone CRs) was counted as scanned once per line from each line to the
+  /// end of the buffer, quadratic; the search itself stops at the first
+  /// terminator, and the count now says so.
+  func testManyShortLinesInOneChunk_areScannedOnce() throws {
+    for terminator in ["\r", "\n", "\r\n", "data: x\n"] {
+      var parser = SSEParser()
+      let body = String(repeating: terminator, count: 1000)
+      _ = try parser.feed(Array(body.utf8))
+      _ = try parser.finish()
+      XCTAssertLessThanOrEqual(parser.scannedByteCount, body.utf8.count + 1, terminator.debugDescription)
+    }
+  }
 }

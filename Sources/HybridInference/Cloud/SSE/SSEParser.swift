@@ -99,8 +99,7 @@ struct SSEParser: Sendable {
   /// The index of the first CR or LF in `from..<buffer.count`, if any.
   private mutating func firstTerminator(from start: Int) -> Int? {
     let end = buffer.count
-    scannedByteCount += end - start
-    return buffer.withUnsafeBufferPointer { bytes -> Int? in
+    let found = buffer.withUnsafeBufferPointer { bytes -> Int? in
       var index = start
       while index < end {
         let byte = bytes[index]
@@ -109,6 +108,8 @@ struct SSEParser: Sendable {
       }
       return nil
     }
+    scannedByteCount += (found.map { $0 + 1 } ?? end) - start
+    return found
   }
 
   /// The next complete line without its terminator, or nil when the buffer
