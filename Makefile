@@ -41,7 +41,7 @@ lint:
 
 test: setup lint
 	swift build --build-tests $(SWIFT_LINK)
-	swift test --skip-build $(SWIFT_LINK)
+	HYBRID_REQUIRE_PREREQUISITES=1 swift test --skip-build $(SWIFT_LINK)
 
 demo: setup
 	@mkdir -p .build

@@ -46,7 +46,7 @@ let package = Package(
     ),
     .testTarget(
       name: "HybridChatTests",
-      dependencies: ["HybridChatCore", "HybridInference", "GeminiServerProcess"],
+      dependencies: ["HybridChatCore", "HybridInference", "GeminiServerProcess", "TestPrerequisites"],
       path: "Tests/HybridChatTests"
     ),
     // Starts the loopback Gemini server for tests and the cloud benchmark.
@@ -54,9 +54,14 @@ let package = Package(
       name: "GeminiServerProcess",
       path: "Tests/GeminiServerProcess"
     ),
+    // Fails a test whose prerequisite is missing under CI or `make test`, skips it elsewhere.
+    .target(
+      name: "TestPrerequisites",
+      path: "Tests/TestPrerequisites"
+    ),
     .testTarget(
       name: "HybridInferenceTests",
-      dependencies: ["HybridInference", "GeminiServerProcess"],
+      dependencies: ["HybridInference", "GeminiServerProcess", "TestPrerequisites"],
       path: "Tests/HybridInferenceTests"
     ),
   ],

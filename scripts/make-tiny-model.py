@@ -79,19 +79,32 @@ def build_vocab():
     return tokens, scores, types
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: make-tiny-model.py OUTPUT.gguf")
-    out = sys.argv[1]
+def write_model(out, arch="llama", n_head=N_HEAD, n_head_kv=N_HEAD_KV, head_dim=HEAD_DIM,
+                edit_vocab=None, edit_kv=None, tensor_shapes=None):
+    """Writes the tiny model to `out`; the keyword arguments exist so that
+    scripts/make-crafted-models.py can write deliberately broken variants.
+
+    edit_vocab(tokens, scores, types) may change the three lists in place;
+    edit_kv(kv) may change the metadata dict (key -> gguf.GGUFValue) in place,
+    where a key of None deletes; tensor_shapes maps a tensor name to the numpy
+    shape it gets instead of the one the hyper-parameters imply.
+    """
     tokens, scores, types = build_vocab()
     n_vocab = len(tokens)
+    if edit_vocab:
+        edit_vocab(tokens, scores, types)
     rng = np.random.default_rng(SEED)
+    shapes = tensor_shapes or {}
 
-    def w(*shape, std=0.02):
+    def w(name, *shape, std=0.02):
+        shape = shapes.get(name, shape)
         return (rng.standard_normal(shape, dtype=np.float32) * std).astype(np.float32)
 
+    def ones(name):
+        return np.ones(shapes.get(name, (N_EMBD,)), dtype=np.float32)
+
     tmp = out + ".tmp"
-    writer = gguf.GGUFWriter(tmp, "llama")
+    writer = gguf.GGUFWriter(tmp, arch)
     writer.add_name("tiny-random-llama")
     writer.add_description("Tiny random-weight llama model for tests; output is meaningless.")
     writer.add_license("apache-2.0")
@@ -99,9 +112,9 @@ def main():
     writer.add_embedding_length(N_EMBD)
     writer.add_block_count(N_LAYER)
     writer.add_feed_forward_length(N_FF)
-    writer.add_head_count(N_HEAD)
-    writer.add_head_count_kv(N_HEAD_KV)
-    writer.add_rope_dimension_count(HEAD_DIM)
+    writer.add_head_count(n_head)
+    writer.add_head_count_kv(n_head_kv)
+    writer.add_rope_dimension_count(head_dim)
     writer.add_rope_freq_base(10000.0)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_vocab_size(n_vocab)
@@ -122,28 +135,39 @@ def main():
     writer.add_add_eos_token(False)
     writer.add_add_space_prefix(False)
     writer.add_chat_template(CHATML_TEMPLATE)
+    if edit_kv:
+        kv = writer.kv_data[0]
+        edit_kv(kv)
+        for key in [key for key, value in kv.items() if value is None]:
+            del kv[key]
 
     # numpy shapes are (rows=out, cols=in); GGUF stores them reversed as ne[0]=in.
-    writer.add_tensor("token_embd.weight", w(n_vocab, N_EMBD, std=1.0))
+    writer.add_tensor("token_embd.weight", w("token_embd.weight", n_vocab, N_EMBD, std=1.0))
     for i in range(N_LAYER):
         p = f"blk.{i}."
-        writer.add_tensor(p + "attn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
-        writer.add_tensor(p + "attn_q.weight", w(N_EMBD, N_EMBD))
-        writer.add_tensor(p + "attn_k.weight", w(N_HEAD_KV * HEAD_DIM, N_EMBD))
-        writer.add_tensor(p + "attn_v.weight", w(N_HEAD_KV * HEAD_DIM, N_EMBD))
-        writer.add_tensor(p + "attn_output.weight", w(N_EMBD, N_EMBD))
-        writer.add_tensor(p + "ffn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
-        writer.add_tensor(p + "ffn_gate.weight", w(N_FF, N_EMBD))
-        writer.add_tensor(p + "ffn_up.weight", w(N_FF, N_EMBD))
-        writer.add_tensor(p + "ffn_down.weight", w(N_EMBD, N_FF))
-    writer.add_tensor("output_norm.weight", np.ones(N_EMBD, dtype=np.float32))
-    writer.add_tensor("output.weight", w(n_vocab, N_EMBD, std=0.5))
+        writer.add_tensor(p + "attn_norm.weight", ones(p + "attn_norm.weight"))
+        writer.add_tensor(p + "attn_q.weight", w(p + "attn_q.weight", n_head * head_dim, N_EMBD))
+        writer.add_tensor(p + "attn_k.weight", w(p + "attn_k.weight", n_head_kv * head_dim, N_EMBD))
+        writer.add_tensor(p + "attn_v.weight", w(p + "attn_v.weight", n_head_kv * head_dim, N_EMBD))
+        writer.add_tensor(p + "attn_output.weight", w(p + "attn_output.weight", N_EMBD, n_head * head_dim))
+        writer.add_tensor(p + "ffn_norm.weight", ones(p + "ffn_norm.weight"))
+        writer.add_tensor(p + "ffn_gate.weight", w(p + "ffn_gate.weight", N_FF, N_EMBD))
+        writer.add_tensor(p + "ffn_up.weight", w(p + "ffn_up.weight", N_FF, N_EMBD))
+        writer.add_tensor(p + "ffn_down.weight", w(p + "ffn_down.weight", N_EMBD, N_FF))
+    writer.add_tensor("output_norm.weight", ones("output_norm.weight"))
+    writer.add_tensor("output.weight", w("output.weight", n_vocab, N_EMBD, std=0.5))
 
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
     os.replace(tmp, out)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: make-tiny-model.py OUTPUT.gguf")
+    write_model(sys.argv[1])
 
 
 if __name__ == "__main__":

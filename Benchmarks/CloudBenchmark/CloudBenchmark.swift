@@ -4,6 +4,7 @@ import HybridInference
 /// Measures the cloud client against the loopback Gemini server, beside curl.
 ///
 ///     swift run -c release cloud-benchmark [--requests N] [--concurrency C] [--streams S] [--local-model GGUF]
+///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
 ///
 /// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
@@ -12,8 +13,9 @@ import HybridInference
 /// requests, the client's overhead per request (the difference), and the
 /// streaming delivery delay: from the server writing an event (its send time
 /// travels in the event) to the snapshot reaching the caller of
-/// `GenerativeModelSession.streamResponse`. The `sse` mode measures one large
-/// streamed event instead (`SSEThroughput`).
+/// `GenerativeModelSession.streamResponse`. Last, or alone with `dead-link`:
+/// prefer cloud on a dead link, once the offline verdict is remembered. The
+/// `sse` mode measures one large streamed event instead (`SSEThroughput`).
 @main
 struct CloudBenchmark {
   static func main() async {
@@ -37,6 +39,11 @@ struct CloudBenchmark {
     let arguments = Arguments(CommandLine.arguments)
     let server = try LoopbackServer()
     defer { server.stop() }
+    if arguments.deadLinkOnly {
+      let figures = try await DeadLink.measure(server: server, requests: min(arguments.requests, 100))
+      print(DeadLink.markdown(figures, requests: min(arguments.requests, 100)))
+      return
+    }
     let requestOptions = RequestOptions(timeout: .seconds(60), retryPolicy: .none)
     let model = CloudGeminiModel(
       name: "echo", apiKey: LoopbackServer.apiKey, baseURL: server.baseURL,
@@ -76,6 +83,8 @@ struct CloudBenchmark {
     let routing = try await RoutingOverhead.measure(
       server: server, requests: arguments.requests, localModelPath: arguments.localModelPath)
     print(RoutingOverhead.markdown(routing))
+    let deadLink = try await DeadLink.measure(server: server, requests: min(arguments.requests, 100))
+    print(DeadLink.markdown(deadLink, requests: min(arguments.requests, 100)))
   }
 
   /// Runs `count` calls of `body` with `concurrency` in flight; returns each
@@ -158,12 +167,18 @@ struct Arguments {
   var streams = 20
   /// A GGUF for the prefer-cloud-offline figure; without it that figure is skipped.
   var localModelPath: String?
+  /// `dead-link`: only the dead-link figures.
+  var deadLinkOnly = false
   var commandLine: String
 
   init(_ arguments: [String]) {
     commandLine = (["swift run -c release cloud-benchmark"] + arguments.dropFirst()).joined(separator: " ")
     var iterator = arguments.dropFirst().makeIterator()
     while let flag = iterator.next() {
+      if flag == "dead-link" {
+        deadLinkOnly = true
+        continue
+      }
       let argument = iterator.next()
       let value = argument.flatMap(Int.init)
       switch flag {

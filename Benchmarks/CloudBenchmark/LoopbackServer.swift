@@ -1,6 +1,10 @@
 import Foundation
 import GeminiServerProcess
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// The test suite's Gemini server (Tests/GeminiServer/gemini_server.py), run
 /// as a child process for the benchmark.
 final class LoopbackServer {
@@ -15,6 +19,17 @@ final class LoopbackServer {
   }
 
   func stop() { server.stop() }
+
+  /// A loopback URL where connecting hangs: the server's port whose accept
+  /// queue is full (GET /_blackhole).
+  func blackholeURL() async throws -> URL {
+    let (data, _) = try await URLSession.shared.data(from: baseURL.appendingPathComponent("_blackhole"))
+    let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+    guard let port = object?["port"] as? Int, let url = URL(string: "http://127.0.0.1:\(port)") else {
+      throw BenchmarkError("the server gave no blackhole port")
+    }
+    return url
+  }
 }
 
 /// curl doing the same unary requests: one process for all of them, so the

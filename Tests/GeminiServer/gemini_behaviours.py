@@ -5,6 +5,7 @@ provides the HTTP plumbing (send_body, start_stream, chunk, reset, ...)."""
 import json
 import os
 import time
+from urllib.parse import urlsplit
 
 from gemini_wire import echo_events, echo_unary, error_body, split_events
 
@@ -12,12 +13,14 @@ OWN_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "F
 
 
 class Behaviours:
-    def serve(self, name, options, model, body, stream, count):
+    def serve(self, name, options, model, body, stream, count, method="generateContent"):
         times = int(options.get("times", "1"))
         delay = int(options.get("delay", "0")) / 1000
         gap = int(options.get("gap", "0")) / 1000
         failing = count <= times
 
+        if name in ("redirect-301", "redirect-302", "redirect-307", "redirect-308"):
+            return self.redirect(int(name[-3:]), options, method, count)
         if name.startswith("fixture-"):
             return self.replay(name[len("fixture-"):], stream, delay, gap, count)
         if name == "echo":
@@ -77,6 +80,19 @@ class Behaviours:
             return self.broken(name, options, model, body, stream, count)
         return self.send_error_json(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta, "
                                     "or is not supported for generateContent.", count=count)
+
+    def redirect(self, code, options, method, count):
+        """A redirect to the same method of `echo`, on this server or, with
+        port-N, on 127.0.0.1:N (another origin)."""
+        port = int(options.get("port", str(self.server.server_address[1])))
+        query = urlsplit(self.path).query
+        location = f"http://127.0.0.1:{port}/v1beta/models/echo:{method}" + (f"?{query}" if query else "")
+        self.send_response(code)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.send_header("x-test-request-count", str(count))
+        self.end_headers()
+        self.wfile.flush()
 
     def answer(self, model, body, stream, delay, gap, count, stamp=False):
         if not stream:

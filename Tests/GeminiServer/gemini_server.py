@@ -40,6 +40,9 @@ The model name picks the behaviour. `~`-separated options follow it:
                          single SSE event, or a unary body, in 64 KiB writes
     fault-endless        a 200 whose body never ends (no line break, ever)
     fault-echo-key       400 whose message quotes the key it received
+    redirect-307, redirect-308, redirect-301, redirect-302
+                         that status, Location: the same method of `echo` on
+                         this server, or with port-N on 127.0.0.1:N
 
 Options: times-N, retry-<duration>, size-N, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
@@ -259,7 +262,7 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
             check_generate(body)
         except BadRequest as error:
             return self.send_error_json(error.code, error.status, error.message, count=count)
-        self.serve(name, options, model, body, method == "streamGenerateContent", count)
+        self.serve(name, options, model, body, method == "streamGenerateContent", count, method)
 
     def count_tokens(self, body, count):
         inner = body.get("generateContentRequest", body)

@@ -22,13 +22,14 @@ public final class GeminiServerProcess {
   }
 
   /// Starts the server, expecting `apiKey`, replaying fixtures from `fixtures`
-  /// when given; returns once it listens.
-  public init(apiKey: String, fixtures: URL? = nil) throws {
+  /// when given, on `port` (0: a free one); returns once it listens.
+  public init(apiKey: String, fixtures: URL? = nil, port: Int = 0) throws {
     let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
     process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments =
-      ["python3", script.path, "--api-key", apiKey] + (fixtures.map { ["--fixtures", $0.path] } ?? [])
+      ["python3", script.path, "--api-key", apiKey, "--port", "\(port)"]
+      + (fixtures.map { ["--fixtures", $0.path] } ?? [])
     let stdout = Pipe()
     // A file, not a pipe: nobody reads stderr while the server runs, and a
     // full pipe would block it.

@@ -1,4 +1,5 @@
 import Foundation
+import TestPrerequisites
 import XCTest
 
 /// The built `hybrid-chat` binary, run as a user runs it: flags, failures,
@@ -164,7 +165,7 @@ final class CLIEndToEndTests: XCTestCase {
     // interactive without a person at the keyboard.
     let script = URL(fileURLWithPath: "/usr/bin/script")
     guard FileManager.default.isExecutableFile(atPath: script.path) else {
-      throw XCTSkip("no /usr/bin/script to provide a terminal")
+      throw Prerequisite.missing("/usr/bin/script (util-linux) to provide a terminal")
     }
     let model = try Chat.requireTinyModel()
     let command = "'\(Chat.binary.path)' --model '\(model)' --max-tokens 3 --seed 1"

@@ -1,5 +1,6 @@
 import Foundation
 import GeminiServerProcess
+import TestPrerequisites
 import XCTest
 
 #if canImport(FoundationNetworking)
@@ -29,7 +30,7 @@ final class LoopbackGemini {
     do {
       server = try GeminiServerProcess(apiKey: Self.apiKey)
     } catch {
-      throw XCTSkip("\(error)")
+      throw Prerequisite.missing("python3 for the loopback Gemini server (\(error))")
     }
   }
 

@@ -2,6 +2,7 @@
 // (The DESIGN.md contract snippet below is kept byte for byte as written there.)
 
 import HybridInference
+import TestPrerequisites
 import XCTest
 
 /// DESIGN.md §1: the contract snippet, unchanged, compiles against the library.
@@ -10,7 +11,7 @@ import XCTest
 final class ContractSnippetTests: XCTestCase {
   func testDesignSnippetCompilesAndRuns() async throws {
     guard LocalSystemModel.default.isAvailable else {
-      throw XCTSkip("the default model is not provisioned (run make test); the snippet compiled")
+      throw Prerequisite.missing("the default model (run make test, which provisions it); the snippet compiled")
     }
     try await contractSnippet()
   }

@@ -6,19 +6,23 @@ import Foundation
 
 /// Turns what went wrong on the wire into the library's typed errors.
 enum CloudErrorMapping {
-  /// The URLError codes that mean the cloud cannot be reached from here.
+  /// The URLError codes that mean the cloud cannot be reached from here,
+  /// whenever they happen: each fails before anything reaches the server.
   ///
-  /// Besides the obvious ones (no route, DNS, refused, lost), TLS failures
-  /// count: behind a captive portal or a broken middlebox the handshake is
-  /// what fails, and the cloud is just as unreachable. Not included:
-  /// `resourceUnavailable` and the other codes that describe a reply rather
-  /// than the path to the server.
+  /// Besides the obvious ones (no route, DNS, refused), TLS failures count:
+  /// the handshake comes before the request, so nothing (no key, no prompt)
+  /// was sent, and behind a captive portal or a broken middlebox the
+  /// handshake is what fails while the cloud is just as unreachable. A
+  /// server that completes the handshake and then stalls is past this point
+  /// and is never offline (`timedOut`). Not included: `timedOut`,
+  /// `networkConnectionLost` and `badServerResponse`, which are offline only
+  /// before the request went out (see `transportError`), and the codes that
+  /// describe a reply rather than the path to the server.
   static let offlineCodes: Set<URLError.Code> = [
-    .notConnectedToInternet, .cannotFindHost, .cannotConnectToHost, .networkConnectionLost,
-    .dnsLookupFailed, .timedOut, .internationalRoamingOff, .callIsActive, .dataNotAllowed,
-    .cannotLoadFromNetwork, .secureConnectionFailed, .serverCertificateUntrusted,
-    .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-    .serverCertificateHasUnknownRoot,
+    .notConnectedToInternet, .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed,
+    .internationalRoamingOff, .callIsActive, .dataNotAllowed, .cannotLoadFromNetwork,
+    .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+    .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot,
   ]
 
   /// The typed error of a non-2xx response.
@@ -66,14 +70,29 @@ enum CloudErrorMapping {
   }
 
   /// The typed error of a transport failure.
+  ///
+  /// Offline means the request never reached the server: no route, DNS,
+  /// refused, TLS, the connect timeout, a reset before the request went
+  /// out, or any other failure before that point. Once it went out (`connected`), a reset is `.connectionLost` and
+  /// running out of time is `.timedOut`: slow is not offline.
   /// - Parameters:
-  ///   - receivedResponse: Whether any byte of the response had arrived; a
-  ///     timeout after that is the server's slowness, not being offline.
+  ///   - connected: Whether the connection was made and the request had
+  ///     started to go out (the transport's `.connected` event).
+  ///   - receivedResponse: Whether the response head had arrived.
   ///   - timeout: The call's overall limit, reported by `.timedOut`.
   static func transportError(
-    _ error: any Error, receivedResponse: Bool, timeout: Duration
+    _ error: any Error, connected: Bool, receivedResponse: Bool, timeout: Duration
   ) -> any Error {
     if error is CancellationError { return error }
+    let reached = connected || receivedResponse
+    switch error as? TransportFailure {
+    case .deadlineExceeded?:
+      return HybridInferenceError.timedOut(timeout)
+    case .redirectRefused(let from, let to)?:
+      return HybridInferenceError.redirectRefused(from: from.description, to: to.description)
+    case nil:
+      break
+    }
     guard let urlError = error as? URLError else {
       return HybridInferenceError.malformedResponse(
         "transport failure: \(HybridInferenceError.describe(error))")
@@ -81,16 +100,25 @@ enum CloudErrorMapping {
     switch urlError.code {
     case .cancelled:
       return CancellationError()
-    case .timedOut where receivedResponse:
-      return HybridInferenceError.timedOut(timeout)
+    case .timedOut:
+      return reached ? HybridInferenceError.timedOut(timeout) : HybridInferenceError.offline(urlError)
+    case .networkConnectionLost:
+      // Reset: offline when the request never went out, a lost connection
+      // to a reachable server when it did.
+      return reached ? HybridInferenceError.connectionLost(urlError) : HybridInferenceError.offline(urlError)
     case .badServerResponse where !receivedResponse:
-      // The server closed the connection without answering: a lost connection.
-      return HybridInferenceError.offline(urlError)
-    case let code where offlineCodes.contains(code):
-      return HybridInferenceError.offline(urlError)
+      // Closed without answering; the same rule.
+      return reached ? HybridInferenceError.connectionLost(urlError) : HybridInferenceError.offline(urlError)
     case .badURL, .unsupportedURL:
       return HybridInferenceError.invalidOptions(
         "the base URL is not usable: \(HybridInferenceError.describe(urlError))")
+    case let code where offlineCodes.contains(code):
+      return HybridInferenceError.offline(urlError)
+    case _ where !reached:
+      // Anything else that failed before the request went out never
+      // reached the server either. FoundationNetworking reports some TLS
+      // handshake failures this way, as `.unknown`.
+      return HybridInferenceError.offline(urlError)
     default:
       return HybridInferenceError.malformedResponse(
         "transport failure: \(HybridInferenceError.describe(urlError))")

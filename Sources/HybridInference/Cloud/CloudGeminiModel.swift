@@ -19,6 +19,20 @@ import Foundation
 /// `RequestOptions.retryPolicy`. The API key never appears in a URL, a log
 /// line, an error or any description of the model.
 ///
+/// Offline means the request never reached the server: no route, DNS, a
+/// refused connection, a reset before the request went out, the connect
+/// timeout, or a failed TLS handshake (a bad or untrusted certificate
+/// included: the handshake precedes the request, so nothing was sent, and a
+/// captive portal fails exactly there). A server that completes the
+/// handshake and then stalls is `.timedOut`, one that drops the connection
+/// after the request `.connectionLost`: reached, so never offline. An
+/// offline verdict is remembered per origin (`RequestOptions.remembersOffline`,
+/// `rememberedFailure`) until a background TCP probe or a request gets through.
+///
+/// The key stays with its origin: a redirect to another scheme, host or port
+/// is refused (`.redirectRefused`), and a plain `http://` base URL is refused
+/// (`.insecureBaseURL`) unless it is this machine.
+///
 /// A value: copies share one URL session, released with the last copy.
 public struct CloudGeminiModel: LanguageModel {
   /// The model name as given (`"gemini-3.1-flash-lite"`); also `modelVersion`.
@@ -96,6 +110,16 @@ public struct CloudGeminiModel: LanguageModel {
     apiKey == nil ? .unavailable(.missingAPIKey) : .available
   }
 
+  /// `.offline` while this server's origin is remembered as offline (see
+  /// `RequestOptions.remembersOffline`), so that a hybrid with another
+  /// model at hand goes straight to it; nil otherwise. Never waits.
+  public var rememberedFailure: (any Error)? {
+    guard apiKey != nil, let reporter = client.reachability,
+      let error = reporter.memory.verdict(for: reporter.origin)
+    else { return nil }
+    return HybridInferenceError.offline(error)
+  }
+
   /// Answers with `:generateContent`.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try request.options.gemini?.validate()
@@ -130,9 +154,15 @@ public struct CloudGeminiModel: LanguageModel {
   }
 
   var client: GeminiClient {
-    GeminiClient(
+    let reachability = Origin(baseURL).flatMap { origin in
+      requestOptions.remembersOffline
+        ? ReachabilityMemory.Reporter(
+          memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
+        : nil
+    }
+    return GeminiClient(
       modelName: name,
       endpoint: GeminiEndpoint(baseURL: baseURL, apiVersion: apiVersion, modelName: name),
-      apiKey: apiKey, options: requestOptions, transport: transport)
+      apiKey: apiKey, options: requestOptions, transport: transport, reachability: reachability)
   }
 }

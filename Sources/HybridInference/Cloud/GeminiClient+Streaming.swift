@@ -59,6 +59,7 @@ private struct StreamAttempt {
 
   mutating func run(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws {
     var head: ResponseHead?
+    var connected = false
     var errorBody = Data()
     do {
       let exchange = client.transport.exchange(
@@ -66,6 +67,9 @@ private struct StreamAttempt {
       defer { exchange.cancel() }
       for try await event in exchange.events {
         switch event {
+        case .connected:
+          connected = true
+          client.reachability?.reachable()
         case .head(let received):
           head = received
         case .body(let data):
@@ -83,8 +87,10 @@ private struct StreamAttempt {
     } catch let error as HybridInferenceError {
       throw error
     } catch {
-      throw CloudErrorMapping.transportError(
-        error, receivedResponse: head != nil, timeout: client.options.timeout)
+      let mapped = CloudErrorMapping.transportError(
+        error, connected: connected, receivedResponse: head != nil, timeout: client.options.timeout)
+      client.reachability?.failed(mapped)
+      throw mapped
     }
     try Task.checkCancellation()
     guard let head else {

@@ -12,6 +12,9 @@ struct GeminiClient: Sendable {
   let apiKey: APIKey?
   let options: RequestOptions
   let transport: HTTPTransport
+  /// Where requests report whether they reached the server; nil when
+  /// `options.remembersOffline` is off.
+  let reachability: ReachabilityMemory.Reporter?
 
   /// `:generateContent`: one complete answer.
   func generateContent(_ body: GenerateContentRequest, log: LogHandler) async throws
@@ -61,6 +64,7 @@ struct GeminiClient: Sendable {
     -> Data
   {
     var head: ResponseHead?
+    var connected = false
     var body = Data()
     do {
       let exchange = transport.exchange(
@@ -68,6 +72,9 @@ struct GeminiClient: Sendable {
       defer { exchange.cancel() }
       for try await event in exchange.events {
         switch event {
+        case .connected:
+          connected = true
+          reachability?.reachable()
         case .head(let received): head = received
         case .body(let data):
           guard data.count <= options.maximumResponseBytes - body.count else {
@@ -79,8 +86,10 @@ struct GeminiClient: Sendable {
     } catch let error as HybridInferenceError {
       throw error
     } catch {
-      throw CloudErrorMapping.transportError(
-        error, receivedResponse: head != nil, timeout: options.timeout)
+      let mapped = CloudErrorMapping.transportError(
+        error, connected: connected, receivedResponse: head != nil, timeout: options.timeout)
+      reachability?.failed(mapped)
+      throw mapped
     }
     try Task.checkCancellation()
     guard let head else {

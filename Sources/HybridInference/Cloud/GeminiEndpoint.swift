@@ -57,11 +57,14 @@ struct GeminiEndpoint: Sendable {
   }
 
   /// A POST of `body` as JSON to `method`, authenticated by the
-  /// `x-goog-api-key` header.
+  /// `x-goog-api-key` header; `.insecureBaseURL` where the key would cross
+  /// the network in the clear.
   func request(
     _ method: Method, body: some Encodable, apiKey: APIKey, timeout: Duration
   ) throws(HybridInferenceError) -> URLRequest {
-    var request = URLRequest(url: try url(for: method))
+    let url = try url(for: method)
+    try Origin.requireSecure(url, display: Self.display(baseURL))
+    var request = URLRequest(url: url)
     request.httpMethod = "POST"
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.withoutEscapingSlashes]

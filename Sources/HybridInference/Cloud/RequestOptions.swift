@@ -6,16 +6,26 @@ public struct RequestOptions: Sendable, Hashable {
   /// The longest one call may take, every attempt and every wait between
   /// retries included; for a stream, until its last event.
   ///
-  /// Ran out before the server sent a byte: `HybridInferenceError.offline`
-  /// with `URLError(.timedOut)` (the cloud is unreachable in effect, so a
-  /// prefer-cloud hybrid may answer on device). Ran out after the response
-  /// began: `HybridInferenceError.timedOut`.
+  /// Ran out once the request was on its way: `HybridInferenceError.timedOut`,
+  /// whether or not the server had answered anything. The server was
+  /// reached, so slow is not offline and a prefer-cloud hybrid throws it.
   public var timeout: Duration
   /// How long connecting (DNS, TCP and TLS) may take before the request is
   /// on its way; exceeding it is `HybridInferenceError.offline`.
   public var connectTimeout: Duration
   /// Which failures are tried again, how often and how far apart.
   public var retryPolicy: RetryPolicy
+  /// Whether an offline verdict is remembered for the server's origin
+  /// (scheme, host, port), shared by every model that talks to it.
+  ///
+  /// While it holds, a hybrid whose primary is this model goes straight to
+  /// its secondary (logged as a fallback, "offline (remembered)") instead of
+  /// waiting up to `connectTimeout` on every request. A background TCP
+  /// connect to the server, 1 s after the verdict and then backing off to
+  /// once a minute, clears it when the server answers; so does any request
+  /// that reaches it. The model used on its own is always asked, and throws
+  /// `.offline` as before. On by default; off, nothing is remembered or probed.
+  public var remembersOffline: Bool
   /// The largest body a unary call (`respond`, `countTokens`) or an error
   /// response may have, in bytes; a longer one ends the call with
   /// `HybridInferenceError.responseTooLarge` as soon as the limit is passed.
@@ -43,17 +53,20 @@ public struct RequestOptions: Sendable, Hashable {
   ///     answers of thinking models.
   ///   - connectTimeout: 15 s by default.
   ///   - retryPolicy: Three attempts with backoff by default.
+  ///   - remembersOffline: Whether hybrids skip this server while it is
+  ///     known to be offline; true by default.
   ///   - maximumResponseBytes: 32 MiB by default.
   ///   - maximumEventBytes: 16 MiB by default.
   public init(
     timeout: Duration = .seconds(300), connectTimeout: Duration = .seconds(15),
-    retryPolicy: RetryPolicy = .default,
+    retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
     maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
     maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes
   ) {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
     self.retryPolicy = retryPolicy
+    self.remembersOffline = remembersOffline
     self.maximumResponseBytes = maximumResponseBytes
     self.maximumEventBytes = maximumEventBytes
   }

@@ -47,8 +47,9 @@ struct RetryLoop: Sendable {
 
   /// Retryable: 408, 429 (unless the quota is per day), 500, 502, 503, 504,
   /// and a connection that was reset or closed before the response was
-  /// complete. An unreachable host is not retried: a prefer-cloud hybrid
-  /// should fall back at once rather than wait.
+  /// complete (before the request went out, or after). An unreachable host
+  /// is not retried: a prefer-cloud hybrid should fall back at once rather
+  /// than wait. Nor is a timeout: the call's time is spent.
   static func decision(for error: any Error) -> Decision {
     guard let error = error as? HybridInferenceError else { return .never }
     switch error {
@@ -61,6 +62,8 @@ struct RetryLoop: Sendable {
     case .offline(let urlError):
       return urlError.code == .networkConnectionLost || urlError.code == .badServerResponse
         ? .retry(serverMinimum: nil) : .never
+    case .connectionLost:
+      return .retry(serverMinimum: nil)
     default:
       return .never
     }

@@ -43,7 +43,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     self.batchSize = max(1, batchSize)
     self.isEnabled = isEnabled
     self.fileCheck = ModelFileCheck(path: modelPath)
-    self.handle = LoadedModelHandle()
+    self.handle = LoadedModelHandle(threads: self.threads)
   }
 
   /// Always `LocalSystemModel.modelVersion`, whichever file is loaded.
@@ -104,26 +104,22 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
     }
     let options = request.options.foundationModels
-    let model = try await loadedModel(progress: nil)
-    let conversation = try request.conversation.value(forKey: "llama:\(modelPath)") {
-      () throws(HybridInferenceError) in
-      try handle.pool.checkOut(
-        model: model, contextSize: contextSize ?? min(4096, model.trainedContextLength),
-        batchSize: batchSize, threads: threads)
-    }.conversation
     let messages = try ChatTemplate.messages(of: request.transcript)
-    let prompt = try model.tokenize(ChatTemplate(template: model.chatTemplate).apply(messages))
-    let window = conversation.contextSize
-    // Room for the answer: what the caller asked for, else a quarter of the
-    // window up to 256 tokens. A conversation that no longer fits is an error,
-    // never silently truncated, so a hybrid can hand it to the cloud.
-    let reserve = options?.maximumResponseTokens ?? min(256, window / 4)
-    guard prompt.count + reserve <= window else {
-      throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
-    }
+    let model = try await loadedModel(progress: nil)
+    let claim = request.conversation.value(forKey: "llama") { LocalSessionClaim() }
+    // The cores first, then a context: a request waiting for its turn holds no context.
+    let budget = ComputeBudget.shared
+    let cores = try await budget.acquire(threads: threads)
+    defer { budget.release(cores) }
+    let settings = LlamaContext.Settings(
+      contextSize: contextSize ?? min(4096, model.trainedContextLength), batchSize: batchSize, threads: threads)
+    let lease = handle.pool.lease(owner: claim.owner, model: model, settings: settings)
+    claim.uses(handle.pool)
+    defer { handle.pool.giveBack(lease) }
     let name = model.name
-    let outcome = try await conversation.run(
-      prompt: prompt, maximumTokens: options?.maximumResponseTokens ?? (window - prompt.count),
+    let generation = GenerationRequest(
+      messages: messages, template: ChatTemplate(template: model.chatTemplate),
+      maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
       sampler: { try SamplerChain(options: options) },
       onText: { text in
         yield(
@@ -131,6 +127,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             candidates: [Candidate(content: Content(role: "model", text: text))],
             modelVersion: Self.modelVersion, localModelName: name))
       })
+    let context = lease.context
+    let outcome = try await context.run { pointer, window in
+      try context.generate(generation, context: pointer, window: window)
+    }
     yield(
       GenerateContentResponse(
         candidates: [Candidate(finishReason: outcome.finishReason)],
@@ -144,8 +144,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// The number of tokens `text` takes, special markers (`<|im_start|>`) included.
   /// Loads the model if needed.
   public func countTokens(_ text: String) async throws -> Int {
-    try await loadedModel(progress: nil).tokenize(text).count
+    try await loadedModel(progress: nil).tokenize(text, addSpecial: true, parseSpecial: true).count
   }
+
+  /// The contexts this model value's pool holds, and whether all are idle (for tests).
+  var contextPool: ContextPool { handle.pool }
 
   func loadedModel(progress: (@Sendable (Double) -> Void)?) async throws -> LlamaModel {
     if let model = handle.model { return model }
@@ -165,7 +168,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 /// its finished sessions left behind.
 private final class LoadedModelHandle: Sendable {
   private let loaded = Mutex<LlamaModel?>(nil)
-  let pool = ConversationPool()
+  let pool: ContextPool
+
+  init(threads: Int) {
+    pool = ContextPool(capacity: max(2, ComputeBudget.shared.cores / threads))
+  }
 
   var model: LlamaModel? {
     get { loaded.withLock { $0 } }

@@ -17,12 +17,29 @@ public enum HybridInferenceError: Error, Sendable {
   /// The conversation, the prompt and room for the answer need more tokens than
   /// the context window holds. Nothing was decoded.
   case contextWindowExceeded(contextSize: Int, tokenCount: Int)
-  /// The cloud could not be reached: no route, DNS failure, refused or lost
-  /// connection, or a connect timeout. Never an HTTP status.
+  /// The cloud could not be reached: no route, DNS failure, connection
+  /// refused, reset before the request was written, a connect timeout, or a
+  /// failed TLS handshake. Nothing reached the server. Never an HTTP status,
+  /// never a server that was reached and then went quiet.
   case offline(URLError)
-  /// The response began but did not end within `RequestOptions.timeout` (the
-  /// limit is attached). The server is reachable, so this is not `offline`.
+  /// The request was sent but the exchange did not end within
+  /// `RequestOptions.timeout` (the limit is attached): the server was reached
+  /// and is slow, so this is not `offline` and a prefer-cloud hybrid throws it.
   case timedOut(Duration)
+  /// The connection was made and the request sent, then the connection was
+  /// reset or closed before the response was complete. The server was
+  /// reached, so this is not `offline`; it is retried while nothing was
+  /// delivered, like a 503.
+  case connectionLost(URLError)
+  /// The server redirected to another origin (scheme, host and port; both are
+  /// attached, without paths or credentials). The redirect was refused, so
+  /// neither the API key nor the prompt went there.
+  case redirectRefused(from: String, to: String)
+  /// The base URL is plain `http://` to a host other than this machine (the
+  /// URL is attached, without credentials): the API key would cross the
+  /// network unencrypted, so nothing was sent. Use `https://`, or a loopback
+  /// proxy.
+  case insecureBaseURL(String)
   /// The cloud answered with an error status.
   case cloudAPI(CloudAPIError)
   /// The prompt was blocked; the raw response carries the feedback.
@@ -63,6 +80,12 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "offline: \(Self.describe(error))"
     case .timedOut(let limit):
       "the response did not complete within \(limit)"
+    case .connectionLost(let error):
+      "the connection was lost after the request was sent: \(Self.describe(error))"
+    case .redirectRefused(let from, let to):
+      "refused a redirect from \(from) to another origin, \(to); the API key and the prompt stay with \(from)"
+    case .insecureBaseURL(let url):
+      "refusing to send the API key over plain http:// to \(url), which is not this machine; use https://"
     case .cloudAPI(let error):
       error.description
     case .promptBlocked(let reason, let response):

@@ -20,6 +20,15 @@ public protocol LanguageModel: Sendable {
   /// Whether the model can answer now. Cheap: no network and no model load.
   var availability: Availability { get }
 
+  /// A failure the model is known to be in right now (the cloud remembered
+  /// as offline), or nil. Cheap: no network, no waiting.
+  ///
+  /// A hybrid whose other model can answer reads it and, when it is set,
+  /// goes straight to that model, logging the fallback as remembered; a
+  /// model used on its own is asked anyway, so an app that has no fallback
+  /// still gets a fresh attempt and a fresh error. The default is nil.
+  var rememberedFailure: (any Error)? { get }
+
   /// Answers the request in one piece.
   func respond(to request: ModelRequest) async throws -> GenerateContentResponse
 
@@ -33,6 +42,9 @@ public protocol LanguageModel: Sendable {
 extension LanguageModel {
   /// Whether `availability` is `.available`.
   public var isAvailable: Bool { availability.isAvailable }
+
+  /// Nil: a model remembers no failure unless it says otherwise.
+  public var rememberedFailure: (any Error)? { nil }
 
   /// Collects the stream, for backends that only stream.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {

@@ -96,12 +96,22 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
     case unavailable(UnavailableReason)
     /// It failed with this error.
     case failed(any Error)
+    /// It was not asked: it is known to fail with this error right now (its
+    /// `rememberedFailure`, such as a cloud remembered as offline).
+    case remembered(any Error)
 
-    /// The reason as one line of text.
+    /// The reason as one line of text; a remembered offline verdict reads
+    /// "offline (remembered)".
     public var description: String {
       switch self {
       case .unavailable(let reason): "unavailable: \(reason)"
       case .failed(let error): "failed: \(HybridInferenceError.describe(error))"
+      case .remembered(let error):
+        if case .offline? = error as? HybridInferenceError {
+          "offline (remembered)"
+        } else {
+          "\(HybridInferenceError.describe(error)) (remembered)"
+        }
       }
     }
   }

@@ -28,11 +28,22 @@ public struct HybridModel: LanguageModel {
     return secondary.isAvailable ? .available : primaryAvailability
   }
 
+  /// The primary's remembered failure when both models have one: only then
+  /// is this hybrid as a whole known to fail.
+  public var rememberedFailure: (any Error)? {
+    guard let failure = primary.rememberedFailure, secondary.rememberedFailure != nil else { return nil }
+    return failure
+  }
+
   /// Answers from the primary, or from the secondary after a failure the rules let it fall back from.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     let primaryError: any Error
     switch primary.availability {
     case .available:
+      if let remembered = rememberedPrimaryFailure(request) {
+        primaryError = remembered
+        break
+      }
       do {
         return try await primary.respond(to: request.addressed(to: primary))
       } catch {
@@ -67,6 +78,10 @@ public struct HybridModel: LanguageModel {
     let primaryError: any Error
     switch primary.availability {
     case .available:
+      if let remembered = rememberedPrimaryFailure(request) {
+        primaryError = remembered
+        break
+      }
       var heldBack: [GenerateContentResponse] = []
       var deliveredText = false
       do {
@@ -99,6 +114,18 @@ public struct HybridModel: LanguageModel {
         continuation.yield(delta)
       }
     }
+  }
+
+  /// The primary's remembered failure (a cloud known to be offline), logged
+  /// as a fallback, when it is one the rules fall back from and the
+  /// secondary can answer; nil to ask the primary. With no usable secondary
+  /// the primary is asked anyway: a fresh attempt beats a certain failure.
+  private func rememberedPrimaryFailure(_ request: ModelRequest) -> (any Error)? {
+    guard let failure = primary.rememberedFailure, secondary.isAvailable,
+      FallbackRule.allowsFallback(after: failure, primaryPlacement: primary.placement)
+    else { return nil }
+    logFallback(.remembered(failure), request)
+    return failure
   }
 
   /// Logs the fallback from an unavailable primary and returns the error that

@@ -39,9 +39,16 @@ public struct ResponseStream: AsyncSequence, Sendable {
   public struct AsyncIterator: AsyncIteratorProtocol {
     var base: AsyncThrowingStream<Snapshot, any Error>.AsyncIterator
 
-    /// The next snapshot, or nil when the answer is complete; throws what the request failed with.
+    /// The next snapshot, or nil when the answer is complete; throws what the
+    /// request failed with, and `CancellationError` when the iterating task
+    /// was cancelled: a cut-off answer never looks like a complete one.
     public mutating func next() async throws -> Snapshot? {
-      try await base.next()
+      guard let snapshot = try await base.next() else {
+        // Swift's AsyncThrowingStream ends quietly when its consumer is cancelled.
+        try Task.checkCancellation()
+        return nil
+      }
+      return snapshot
     }
   }
 }

@@ -8,26 +8,8 @@ import XCTest
 
 /// Offline detection, and the prefer-cloud fallback it drives (DESIGN.md §2, §5).
 final class CloudOfflineTests: CloudTestCase {
-  /// A loopback port nobody listens on: bound, then closed.
   private func closedPortURL() throws -> URL {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    XCTAssertGreaterThanOrEqual(descriptor, 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let port = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
-        guard bind(descriptor, raw, length) == 0, getsockname(descriptor, raw, &length) == 0 else {
-          return 0
-        }
-        return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-      }
-    }
-    XCTAssertNotEqual(port, 0)
-    return try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)"))
+    try XCTUnwrap(URL(string: "http://127.0.0.1:\(try closedLoopbackPort())"))
   }
 
   private func model(at baseURL: URL, options: RequestOptions = .fastTests) -> CloudGeminiModel {
@@ -48,7 +30,7 @@ final class CloudOfflineTests: CloudTestCase {
   }
 
   func testUnresolvableHost_isOffline() async throws {
-    let cloud = model(at: try XCTUnwrap(URL(string: "http://nonexistent.invalid")))
+    let cloud = model(at: try XCTUnwrap(URL(string: "https://nonexistent.invalid")))
     let error = await captureError {
       try await GenerativeModelSession(model: cloud, logHandler: .silent).respond(to: "hi")
     }
@@ -87,7 +69,7 @@ final class CloudOfflineTests: CloudTestCase {
   }
 
   func testPreferCloud_unresolvableHost_fallsBack() async throws {
-    let cloud = model(at: try XCTUnwrap(URL(string: "http://nonexistent.invalid")))
+    let cloud = model(at: try XCTUnwrap(URL(string: "https://nonexistent.invalid")))
     let local = ScriptedModel("local", placement: .onDevice, script: [.answer(["local"])])
     let session = GenerativeModelSession(
       model: .hybridModel(primary: cloud, secondary: local), logHandler: .silent)

@@ -70,7 +70,7 @@ final class CloudSecretTests: CloudTestCase {
       "fault-slow-body~delay-3000", requestOptions: RequestOptions(timeout: .milliseconds(300)))
     if let error = await captureError({ try await slow.respond(to: "hi") }) { errors.append(("slow", error)) }
     let offline = CloudGeminiModel(
-      name: "echo", apiKey: key, baseURL: try XCTUnwrap(URL(string: "http://nonexistent.invalid")),
+      name: "echo", apiKey: key, baseURL: try XCTUnwrap(URL(string: "https://nonexistent.invalid")),
       requestOptions: .fastTests, logHandler: logs.handler)
     let local = ScriptedModel(
       "local", placement: .onDevice, script: [.fail(HybridInferenceError.generationFailed("x"))])

@@ -38,7 +38,7 @@ final class CloudStreamingTests: CloudTestCase {
     let name = "fault-reset-mid~\(uniqueID())"
     let result = await collectSnapshots(session(name).streamResponse(to: "hello"))
     XCTAssertEqual(result.snapshots.count, 1, "the text before the reset was delivered")
-    XCTAssertEqual(offlineError(result.error)?.code, .networkConnectionLost)
+    XCTAssertEqual(connectionLostError(result.error)?.code, .networkConnectionLost)
     let count = try await server.requestCount(name)
     XCTAssertEqual(count, 1, "never retried after text")
   }
@@ -46,17 +46,17 @@ final class CloudStreamingTests: CloudTestCase {
   func testResetMidBody_unary_isRetriedSinceNothingWasDelivered() async throws {
     let name = "fault-reset-mid~\(uniqueID())"
     let error = await captureError { try await self.session(name).respond(to: "hello") }
-    XCTAssertEqual(offlineError(error)?.code, .networkConnectionLost)
+    XCTAssertEqual(connectionLostError(error)?.code, .networkConnectionLost)
     let count = try await server.requestCount(name)
     XCTAssertEqual(count, 3)
   }
 
-  func testResetBeforeText_withoutRetries_isOffline() async throws {
+  func testResetBeforeText_afterTheRequestWasSent_isConnectionLost() async throws {
     let session = self.session(
       "fault-reset-before~times-9", requestOptions: RequestOptions(retryPolicy: .none))
     let result = await collectSnapshots(session.streamResponse(to: "hello"))
     XCTAssertTrue(result.snapshots.isEmpty)
-    XCTAssertEqual(offlineError(result.error)?.code, .networkConnectionLost)
+    XCTAssertEqual(connectionLostError(result.error)?.code, .networkConnectionLost)
   }
 
   func testCancellingASlowStream_returnsPromptlyAndTheSessionStaysUsable() async throws {

@@ -85,6 +85,9 @@ final class CloudWireTests: XCTestCase {
     XCTAssertEqual(RetryLoop.decision(for: api(429, quota: ["GenerateRequestsPerDayPerProjectPerModel"])), .never)
     XCTAssertNotEqual(RetryLoop.decision(for: HybridInferenceError.offline(URLError(.networkConnectionLost))), .never)
     XCTAssertEqual(RetryLoop.decision(for: HybridInferenceError.offline(URLError(.cannotConnectToHost))), .never)
+    XCTAssertNotEqual(
+      RetryLoop.decision(for: HybridInferenceError.connectionLost(URLError(.networkConnectionLost))), .never)
+    XCTAssertEqual(RetryLoop.decision(for: HybridInferenceError.timedOut(.seconds(1))), .never)
     XCTAssertEqual(RetryLoop.decision(for: CancellationError()), .never)
   }
 

@@ -12,7 +12,7 @@ final class ChatTemplateTests: XCTestCase {
     let template = ChatTemplate(template: model.chatTemplate)
     XCTAssertTrue(template.isRecognised, "llama.cpp must recognise SmolLM2's ChatML template")
     XCTAssertEqual(
-      template.apply(try ChatTemplate.messages(of: transcript)),
+      template.render(try ChatTemplate.messages(of: transcript)).text,
       "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
         + "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n"
         + "<|im_start|>assistant\n")
@@ -22,13 +22,13 @@ final class ChatTemplateTests: XCTestCase {
     let template = ChatTemplate(template: nil)
     XCTAssertFalse(template.isRecognised)
     XCTAssertEqual(
-      template.apply(try ChatTemplate.messages(of: transcript)),
+      template.render(try ChatTemplate.messages(of: transcript)).text,
       "System: Be brief.\nUser: Hi\nAssistant: Hello!\nUser: Bye\nAssistant:")
   }
 
   func testUnrecognisedTemplate_usesThePlainFallback() throws {
     let template = ChatTemplate(template: "{{ something no built-in matcher knows }}")
-    XCTAssertTrue(template.apply([.init(role: "user", content: "Hi")]).hasPrefix("User: Hi"))
+    XCTAssertTrue(template.render([.init(role: "user", content: "Hi")]).text.hasPrefix("User: Hi"))
   }
 
   func testImageInPrompt_isUnsupportedOnDevice() {

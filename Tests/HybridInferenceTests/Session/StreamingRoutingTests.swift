@@ -1,4 +1,5 @@
 import HybridInference
+import Synchronization
 import XCTest
 
 /// DESIGN.md §2, rule 4: streams fall back only before the first text.
@@ -14,6 +15,28 @@ final class StreamingRoutingTests: XCTestCase {
       contents.append(snapshot.content)
     }
     XCTAssertEqual(contents, ["The", "The sky", "The sky is", "The sky is blue", "The sky is blue"])
+  }
+
+  func testStreaming_cancelledMidStream_loopThrowsAndTranscriptLacksTheTurn() async throws {
+    let local = ScriptedModel("local", placement: .onDevice)
+    local.enqueue(.answerThenHang(["Once", " upon"]))
+    let session = GenerativeModelSession(model: local, logHandler: logs.handler)
+    let received = Atomic<Int>(0)
+    let consumer = Task {
+      for try await _ in session.streamResponse(to: "A story") {
+        received.add(1, ordering: .relaxed)
+      }
+    }
+    try await waitUntil { received.load(ordering: .relaxed) == 2 }
+    consumer.cancel()
+    do {
+      try await consumer.value
+      XCTFail("a cancelled stream must throw, not end as if the answer were complete")
+    } catch {
+      XCTAssertTrue(error is CancellationError, "got \(error)")
+    }
+    try await waitUntil { !session.isResponding }
+    XCTAssertTrue(session.transcript.entries.isEmpty)
   }
 
   func testStreaming_failureBeforeFirstText_fallsBack() async throws {

@@ -20,6 +20,8 @@ final class ScriptedModel: LanguageModel {
     case failAfterMetadata(any Error)
     /// Waits until cancelled.
     case hang
+    /// Streams these text deltas, then waits until cancelled.
+    case answerThenHang([String])
   }
 
   let modelVersion: String
@@ -96,7 +98,10 @@ final class ScriptedModel: LanguageModel {
     case .failAfterMetadata(let error):
       continuation.yield(finalDelta(finishReason: nil))
       throw error
-    case .hang:
+    case .hang, .answerThenHang:
+      if case .answerThenHang(let deltas) = step {
+        for delta in deltas { continuation.yield(textDelta(delta)) }
+      }
       while true {
         try await Task.sleep(for: .milliseconds(5))
       }

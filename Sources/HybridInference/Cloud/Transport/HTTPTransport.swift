@@ -7,6 +7,9 @@ import Foundation
 /// What the transport reports about one HTTP exchange, in order: the head
 /// once, then body bytes as they arrive.
 enum TransportEvent: Sendable {
+  /// The connection is up and the request has started to go out (sent at
+  /// most once, before the head): a failure after it is not being offline.
+  case connected
   /// The status line and headers arrived.
   case head(ResponseHead)
   /// The next bytes of the body, delivered the moment the socket yields them.
@@ -34,14 +37,20 @@ struct ResponseHead: Sendable, Hashable {
 ///
 /// Timeouts are enforced here rather than by URLSession, whose Linux
 /// implementation only has an idle timer: the connect timeout ends a task
-/// that has not connected and sent its body in time, the deadline ends it
-/// whatever it is doing. Both end the stream with `URLError(.timedOut)`.
+/// that has not connected and sent its body in time, with
+/// `URLError(.timedOut)` (the server could not be reached); the deadline ends
+/// it whatever it is doing, with `TransportFailure.deadlineExceeded` once the
+/// request was on its way (the server is reachable but slow) and
+/// `URLError(.timedOut)` if it never connected.
+///
+/// Redirects follow a `RedirectPolicy` (same origin only by default), so
+/// no backend's credentials leave the origin they were configured for.
 final class HTTPTransport: Sendable {
   private let session: URLSession
   private let router: TaskRouter
 
-  init(maximumConnectionsPerHost: Int = 32) {
-    let router = TaskRouter()
+  init(maximumConnectionsPerHost: Int = 32, redirectPolicy: RedirectPolicy = .sameOriginOnly) {
+    let router = TaskRouter(redirectPolicy: redirectPolicy)
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -73,29 +82,26 @@ final class HTTPTransport: Sendable {
     _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
   ) -> TransportExchange {
     let task = session.dataTask(with: request)
-    let taskID = task.taskIdentifier
+    let exchangeID = task.taskIdentifier
     let router = self.router
-    let cancel: @Sendable () -> Void = {
-      router.remove(taskID)
-      task.cancel()
-    }
+    let cancel: @Sendable () -> Void = { router.cancel(exchangeID) }
     let events = AsyncThrowingStream<TransportEvent, any Error> { continuation in
-      router.register(taskID, continuation: continuation)
+      router.register(task, continuation: continuation)
       continuation.onTermination = { _ in cancel() }
       let connectDeadline = min(ContinuousClock.now + connectTimeout, deadline)
       let connectTimer = Task {
         try? await Task.sleep(until: connectDeadline)
-        guard !Task.isCancelled, !router.isConnected(taskID) else { return }
-        router.fail(taskID, with: URLError(.timedOut))
-        task.cancel()
+        guard !Task.isCancelled, !router.isConnected(exchangeID) else { return }
+        router.fail(exchangeID, with: URLError(.timedOut))
       }
       let deadlineTimer = Task {
         try? await Task.sleep(until: deadline)
         guard !Task.isCancelled else { return }
-        router.fail(taskID, with: URLError(.timedOut))
-        task.cancel()
+        let failure: any Error =
+          router.isConnected(exchangeID) ? TransportFailure.deadlineExceeded : URLError(.timedOut)
+        router.fail(exchangeID, with: failure)
       }
-      router.attachTimers(taskID, [connectTimer, deadlineTimer])
+      router.attachTimers(exchangeID, [connectTimer, deadlineTimer])
       task.resume()
     }
     return TransportExchange(events: events, cancel: cancel)
@@ -104,7 +110,8 @@ final class HTTPTransport: Sendable {
 
 /// One HTTP exchange in progress.
 struct TransportExchange: Sendable {
-  /// The head, then the body as it arrives; throws `URLError` on failure.
+  /// `.connected`, the head, then the body as it arrives; throws `URLError` or
+  /// `TransportFailure` on failure.
   let events: AsyncThrowingStream<TransportEvent, any Error>
   /// Stops the exchange; harmless once it has ended.
   let cancel: @Sendable () -> Void

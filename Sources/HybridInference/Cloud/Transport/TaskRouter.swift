@@ -6,61 +6,114 @@ import Synchronization
 #endif
 
 /// The URLSession delegate of an `HTTPTransport`: routes each task's
-/// callbacks to the stream of that task, by task identifier.
+/// callbacks to the stream of its exchange, and applies the redirect policy.
 ///
-/// One delegate serves every task of the session, so the routes live in a
-/// `Mutex`; callbacks arrive on URLSession's delegate queue while streams are
-/// registered, cancelled and timed out from any thread. (ThreadSanitizer
-/// cannot see `Mutex`'s futex on Linux and reports its critical sections as
-/// races; with an `NSLock` in its place the suite runs clean under TSan.)
+/// An exchange is named by the identifier of its first task; a followed
+/// redirect moves it to a new task (FoundationNetworking would replay a
+/// redirected POST without its body), so the table also maps each live task
+/// to its exchange. One delegate serves every task of the session, so the
+/// table lives in a `Mutex`; callbacks arrive on URLSession's delegate queue
+/// while streams are registered, cancelled and timed out from any thread.
+/// (ThreadSanitizer cannot see `Mutex`'s futex on Linux and reports its
+/// critical sections as races; with an `NSLock` in its place the suite runs
+/// clean under TSan.)
 final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
+  /// How many redirects one exchange follows before it fails.
+  static let maximumRedirects = 10
+
   private struct Route {
     var continuation: Continuation
+    /// The task carrying the exchange now.
+    var task: URLSessionTask
     /// Set once the request body has started to go out or a response came:
     /// from then on the connect timeout no longer applies.
     var connected = false
     var timers: [Task<Void, Never>] = []
+    /// Set when a redirect was refused: the task then completes with the
+    /// redirect response, and the stream ends with this failure instead.
+    var refusal: (any Error)?
+    var redirects = 0
   }
 
-  private let routes = Mutex<[Int: Route]>([:])
+  private struct Table {
+    var routes: [Int: Route] = [:]
+    /// Each live task's exchange.
+    var exchangeOfTask: [Int: Int] = [:]
 
-  func register(_ taskID: Int, continuation: Continuation) {
-    routes.withLock { $0[taskID] = Route(continuation: continuation) }
+    mutating func remove(exchange exchangeID: Int) -> Route? {
+      guard let route = routes.removeValue(forKey: exchangeID) else { return nil }
+      exchangeOfTask[route.task.taskIdentifier] = nil
+      return route
+    }
   }
 
-  func attachTimers(_ taskID: Int, _ timers: [Task<Void, Never>]) {
-    let attached = routes.withLock { routes -> Bool in
-      guard routes[taskID] != nil else { return false }
-      routes[taskID]?.timers = timers
+  private let table = Mutex(Table())
+  private let redirectPolicy: RedirectPolicy
+
+  init(redirectPolicy: RedirectPolicy) {
+    self.redirectPolicy = redirectPolicy
+  }
+
+  /// Starts routing `task`'s callbacks to `continuation`; the exchange is
+  /// named by the task's identifier.
+  func register(_ task: URLSessionTask, continuation: Continuation) {
+    table.withLock { table in
+      table.routes[task.taskIdentifier] = Route(continuation: continuation, task: task)
+      table.exchangeOfTask[task.taskIdentifier] = task.taskIdentifier
+    }
+  }
+
+  func attachTimers(_ exchangeID: Int, _ timers: [Task<Void, Never>]) {
+    let attached = table.withLock { table -> Bool in
+      guard table.routes[exchangeID] != nil else { return false }
+      table.routes[exchangeID]?.timers = timers
       return true
     }
     if !attached { timers.forEach { $0.cancel() } }
   }
 
-  func isConnected(_ taskID: Int) -> Bool {
-    routes.withLock { $0[taskID]?.connected ?? true }
+  func isConnected(_ exchangeID: Int) -> Bool {
+    table.withLock { $0.routes[exchangeID]?.connected ?? true }
   }
 
-  /// Forgets a task whose consumer has gone; its timers stop.
-  func remove(_ taskID: Int) {
-    let route = routes.withLock { $0.removeValue(forKey: taskID) }
+  /// Forgets an exchange whose consumer has gone: its timers stop and its
+  /// current task is cancelled.
+  func cancel(_ exchangeID: Int) {
+    let route = table.withLock { $0.remove(exchange: exchangeID) }
     route?.timers.forEach { $0.cancel() }
+    route?.task.cancel()
   }
 
-  /// Ends a task's stream with `error`, unless it has already ended.
-  func fail(_ taskID: Int, with error: any Error) {
-    let route = routes.withLock { $0.removeValue(forKey: taskID) }
+  /// Ends an exchange's stream with `error` and cancels its task, unless it
+  /// has already ended.
+  func fail(_ exchangeID: Int, with error: any Error) {
+    let route = table.withLock { $0.remove(exchange: exchangeID) }
     route?.timers.forEach { $0.cancel() }
     route?.continuation.finish(throwing: error)
+    route?.task.cancel()
   }
 
-  private func markConnected(_ taskID: Int) -> Continuation? {
-    routes.withLock { routes in
-      routes[taskID]?.connected = true
-      return routes[taskID]?.continuation
+  private func continuation(of taskID: Int) -> Continuation? {
+    table.withLock { table in
+      table.exchangeOfTask[taskID].flatMap { table.routes[$0] }.flatMap { $0.refusal == nil ? $0.continuation : nil }
     }
+  }
+
+  /// Marks the exchange connected and returns its continuation; the first
+  /// time, the stream also learns it (`.connected`), which is what tells a
+  /// failure before the request went out from one after.
+  private func markConnected(_ taskID: Int) -> Continuation? {
+    let (continuation, first) = table.withLock { table -> (Continuation?, Bool) in
+      guard let exchangeID = table.exchangeOfTask[taskID], let route = table.routes[exchangeID],
+        route.refusal == nil
+      else { return (nil, false) }
+      table.routes[exchangeID]?.connected = true
+      return (route.continuation, !route.connected)
+    }
+    if first { continuation?.yield(.connected) }
+    return continuation
   }
 
   // MARK: URLSessionDataDelegate
@@ -70,6 +123,51 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     totalBytesSent: Int64, totalBytesExpectedToSend: Int64
   ) {
     _ = markConnected(task.taskIdentifier)
+  }
+
+  /// Applies the redirect policy. A redirect it allows is followed on a new
+  /// task that carries the original method, headers and body (or a GET
+  /// without a body for 301, 302 and 303); one it refuses ends the stream
+  /// with `TransportFailure.redirectRefused`, and nothing goes to the new place.
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+  ) {
+    let from = task.currentRequest?.url ?? task.originalRequest?.url
+    var follow: URLSessionTask?
+    if redirectPolicy.allows(from: from, to: request.url), let url = request.url {
+      var next = task.originalRequest ?? request
+      next.url = url
+      if [301, 302, 303].contains(response.statusCode), !["GET", "HEAD"].contains(next.httpMethod ?? "GET") {
+        next.httpMethod = "GET"
+        next.httpBody = nil
+      }
+      follow = session.dataTask(with: next)
+    }
+    let refusal: any Error =
+      if let fromOrigin = from.flatMap(Origin.init), let toOrigin = request.url.flatMap(Origin.init) {
+        TransportFailure.redirectRefused(from: fromOrigin, to: toOrigin)
+      } else {
+        // A Location that is not http(s) at all: refused the same way.
+        URLError(.unsupportedURL)
+      }
+    let followed = table.withLock { table -> Bool in
+      guard let exchangeID = table.exchangeOfTask[task.taskIdentifier] else { return false }
+      guard let follow, let route = table.routes[exchangeID], route.redirects < Self.maximumRedirects else {
+        table.routes[exchangeID]?.refusal = follow == nil ? refusal : URLError(.httpTooManyRedirects)
+        return false
+      }
+      table.exchangeOfTask[task.taskIdentifier] = nil
+      table.exchangeOfTask[follow.taskIdentifier] = exchangeID
+      table.routes[exchangeID]?.task = follow
+      table.routes[exchangeID]?.redirects += 1
+      return true
+    }
+    // The task is never cancelled here: FoundationNetworking traps when a
+    // task is cancelled while its redirect decision is pending. Declining
+    // makes the redirect response final, and the task completes at once.
+    completionHandler(nil)
+    if followed { follow?.resume() } else { follow?.cancel() }
   }
 
   func urlSession(
@@ -82,21 +180,27 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
       statusCode: http?.statusCode ?? 0,
       contentType: http?.value(forHTTPHeaderField: "Content-Type"))
     continuation?.yield(.head(head))
-    completionHandler(continuation == nil ? .cancel : .allow)
+    // A task nobody listens to any more was cancelled already; `.allow`
+    // keeps a declined redirect's response from being cancelled mid-decision.
+    completionHandler(.allow)
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let continuation = routes.withLock { $0[dataTask.taskIdentifier]?.continuation }
-    continuation?.yield(.body(data))
+    continuation(of: dataTask.taskIdentifier)?.yield(.body(data))
   }
 
   func urlSession(
     _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
   ) {
-    let route = routes.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    let route = table.withLock { table -> Route? in
+      guard let exchangeID = table.exchangeOfTask[task.taskIdentifier] else { return nil }
+      return table.remove(exchange: exchangeID)
+    }
     guard let route else { return }
     route.timers.forEach { $0.cancel() }
-    if let error {
+    if let refusal = route.refusal {
+      route.continuation.finish(throwing: refusal)
+    } else if let error {
       route.continuation.finish(throwing: Self.urlError(from: error))
     } else {
       route.continuation.finish()

@@ -9,6 +9,10 @@ import Foundation
 /// with no template, or one llama.cpp does not recognise, gets the plain
 /// fallback: `System: …`, `User: …`, `Assistant: …` lines, ending with
 /// `Assistant:` for the model to continue.
+///
+/// Message bodies never go through the template: it renders placeholders,
+/// which are then replaced by the bodies as text segments (`RenderedPrompt`),
+/// so markers inside a message are never read as the template's own.
 struct ChatTemplate: Sendable {
   /// The template text from the GGUF file; nil when the file has none.
   let template: String?
@@ -38,21 +42,31 @@ struct ChatTemplate: Sendable {
     return messages
   }
 
-  /// The prompt for `messages`, ending where the assistant's answer begins.
-  func apply(_ messages: [Message]) -> String {
-    if let template, let formatted = Self.applyBuiltIn(template, messages) {
-      return formatted
+  /// The prompt for `messages`; with `addGenerationPrompt` it ends where the
+  /// assistant's answer begins.
+  func render(_ messages: [Message], addGenerationPrompt: Bool = true) -> RenderedPrompt {
+    // A fresh nonce per render: a body cannot contain a placeholder it cannot know.
+    let nonce = UInt64.random(in: 0...UInt64.max)
+    let placeholders = messages.indices.map { "\u{E000}hybrid-\(nonce)-\($0)\u{E001}" }
+    let masked = zip(messages, placeholders).map { Message(role: $0.role, content: $1) }
+    let bodies = messages.map(\.content)
+    if let template, let formatted = Self.applyBuiltIn(template, masked, addGenerationPrompt),
+      let prompt = RenderedPrompt(rendered: formatted, placeholders: placeholders, bodies: bodies)
+    {
+      return prompt
     }
-    return Self.plain(messages)
+    return Self.plain(messages, addGenerationPrompt: addGenerationPrompt)
   }
 
   /// Whether llama.cpp recognises the file's template.
   var isRecognised: Bool {
     guard let template else { return false }
-    return Self.applyBuiltIn(template, [Message(role: "user", content: "x")]) != nil
+    return Self.applyBuiltIn(template, [Message(role: "user", content: "x")], true) != nil
   }
 
-  private static func applyBuiltIn(_ template: String, _ messages: [Message]) -> String? {
+  private static func applyBuiltIn(
+    _ template: String, _ messages: [Message], _ addGenerationPrompt: Bool
+  ) -> String? {
     let roles = messages.map { strdup($0.role) }
     let contents = messages.map { strdup($0.content) }
     defer {
@@ -62,18 +76,20 @@ struct ChatTemplate: Sendable {
     var chat = zip(roles, contents).map { llama_chat_message(role: $0, content: $1) }
     let estimate = messages.reduce(256) { $0 + 2 * ($1.content.utf8.count + $1.role.utf8.count) }
     var buffer = [CChar](repeating: 0, count: estimate)
-    var length = llama_chat_apply_template(template, &chat, chat.count, true, &buffer, Int32(buffer.count))
+    var length = llama_chat_apply_template(
+      template, &chat, chat.count, addGenerationPrompt, &buffer, Int32(buffer.count))
     guard length >= 0 else { return nil }
     if Int(length) > buffer.count {
       buffer = [CChar](repeating: 0, count: Int(length))
-      length = llama_chat_apply_template(template, &chat, chat.count, true, &buffer, Int32(buffer.count))
+      length = llama_chat_apply_template(
+        template, &chat, chat.count, addGenerationPrompt, &buffer, Int32(buffer.count))
       guard length >= 0, Int(length) <= buffer.count else { return nil }
     }
     return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
-  static func plain(_ messages: [Message]) -> String {
-    var prompt = ""
+  static func plain(_ messages: [Message], addGenerationPrompt: Bool = true) -> RenderedPrompt {
+    var segments: [RenderedPrompt.Segment] = []
     for message in messages {
       let speaker =
         switch message.role {
@@ -81,8 +97,11 @@ struct ChatTemplate: Sendable {
         case "user": "User"
         default: "Assistant"
         }
-      prompt += "\(speaker): \(message.content)\n"
+      segments.append(.markup("\(speaker): "))
+      segments.append(.text(message.content))
+      segments.append(.markup("\n"))
     }
-    return prompt + "Assistant:"
+    if addGenerationPrompt { segments.append(.markup("Assistant:")) }
+    return RenderedPrompt(segments: segments)
   }
 }

@@ -26,33 +26,42 @@ enum LlamaBackend {
     _ = initialized
   }
 
-  /// Counts running generations; at exit, asks them to stop and waits.
+  /// Counts running llama.cpp work (model loads, context creation,
+  /// generations); at exit, asks it to stop and waits.
   ///
-  /// An app may exit while a generation is computing; ggml's C++ statics are
-  /// then destroyed under the running computation and the process crashes on
-  /// its way out. An `atexit` handler stops the generations first. Handlers
-  /// run in reverse order of registration, and ggml creates some statics
-  /// lazily, during its first computations, so the handler is registered when
-  /// the first generation ends: after every static a generation uses exists.
+  /// An app may exit while llama.cpp is working; ggml's C++ statics are then
+  /// destroyed under the running computation and the process can crash on
+  /// its way out. An `atexit` handler stops the work first. Handlers and
+  /// static destructors run in reverse order of registration, and ggml
+  /// creates some statics lazily, during its first computations, so the
+  /// handler is registered twice: when the first work starts (covering an
+  /// exit during the first load or generation) and when it first ends (after
+  /// every static a generation uses exists). Stopping is idempotent.
   final class InFlightWork: Sendable {
     private let running = Mutex<Int>(0)
     private let stopping = Atomic<Bool>(false)
-    private let registered = Atomic<Bool>(false)
+    private let registeredAtStart = Atomic<Bool>(false)
+    private let registeredAtEnd = Atomic<Bool>(false)
 
-    /// True once the process is exiting: every generation treats it as a cancellation.
+    /// True once the process is exiting: all work treats it as a cancellation.
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
-    func enter() { running.withLock { $0 += 1 } }
+    func enter() {
+      if !registeredAtStart.exchange(true, ordering: .relaxed) {
+        atexit { LlamaBackend.inFlight.stopAndWait() }
+      }
+      running.withLock { $0 += 1 }
+    }
 
     func leave() {
       running.withLock { $0 -= 1 }
-      if !registered.exchange(true, ordering: .relaxed) {
+      if !registeredAtEnd.exchange(true, ordering: .relaxed) {
         atexit { LlamaBackend.inFlight.stopAndWait() }
       }
     }
 
-    /// Stops every generation and waits for them to return (a token or a
-    /// compute step each), at most two seconds.
+    /// Stops all work and waits for it to return (a token, a compute step or
+    /// a load's next progress report each), at most two seconds.
     func stopAndWait() {
       stopping.store(true, ordering: .relaxed)
       for _ in 0..<2000 where running.withLock({ $0 }) > 0 {

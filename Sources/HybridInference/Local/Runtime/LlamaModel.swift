@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `@unchecked Sendable` without a lock, on purpose: nothing here changes after
 /// `init`, and llama.cpp supports any number of contexts evaluating one model
-/// at once. Every mutable llama.cpp object lives in a `LlamaConversation`.
+/// at once. Every mutable llama.cpp object lives in a `LlamaContext`.
 final class LlamaModel: @unchecked Sendable {
   let path: String
   /// `general.name` from the file.
@@ -21,16 +21,20 @@ final class LlamaModel: @unchecked Sendable {
   init(path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?) throws(HybridInferenceError) {
     LlamaBackend.ensureInitialized()
     var params = llama_model_default_params()
-    let progressBox = progress.map(ProgressBox.init)
-    if let progressBox {
-      params.progress_callback = { value, userData in
-        guard let userData else { return true }
-        Unmanaged<ProgressBox>.fromOpaque(userData).takeUnretainedValue().report(Double(value))
-        return true
-      }
-      params.progress_callback_user_data = Unmanaged.passUnretained(progressBox).toOpaque()
+    if AMXGuard.disablesExtraBufferTypes(cpu: .current, build: .current) {
+      params.use_extra_bufts = false
     }
+    // Always a callback: it also stops the load when the process exits.
+    let progressBox = ProgressBox(progress ?? { _ in })
+    params.progress_callback = { value, userData in
+      guard let userData else { return true }
+      Unmanaged<ProgressBox>.fromOpaque(userData).takeUnretainedValue().report(Double(value))
+      return !LlamaBackend.inFlight.isStopping
+    }
+    params.progress_callback_user_data = Unmanaged.passUnretained(progressBox).toOpaque()
+    LlamaBackend.inFlight.enter()
     let loaded = withExtendedLifetime(progressBox) { llama_model_load_from_file(path, params) }
+    LlamaBackend.inFlight.leave()
     guard let loaded else {
       throw .invalidModelFile(path: path, reason: "llama.cpp could not load it")
     }
@@ -50,17 +54,36 @@ final class LlamaModel: @unchecked Sendable {
     llama_model_free(pointer)
   }
 
-  /// The tokens of `text`, control tokens (`<|im_start|>`) included.
-  func tokenize(_ text: String) throws(HybridInferenceError) -> [llama_token] {
+  /// The tokens of `prompt`: its markup with control tokens parsed, its
+  /// message bodies as plain text. The first segment gets the model's BOS.
+  func tokenize(_ prompt: RenderedPrompt) throws(HybridInferenceError) -> [llama_token] {
+    var tokens: [llama_token] = []
+    for (index, segment) in prompt.segments.enumerated() {
+      switch segment {
+      case .markup(let text): tokens += try tokenize(text, addSpecial: index == 0, parseSpecial: true)
+      case .text(let text): tokens += try tokenize(text, addSpecial: index == 0, parseSpecial: false)
+      }
+    }
+    return tokens
+  }
+
+  /// The tokens of `text`. With `parseSpecial`, marker text (`<|im_start|>`)
+  /// becomes control tokens: only for text the library or the template wrote.
+  func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws(HybridInferenceError) -> [llama_token] {
     let utf8Count = Int32(clamping: text.utf8.count)
     var tokens = [llama_token](repeating: 0, count: Int(utf8Count) + 8)
-    var count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), true, true)
+    var count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), addSpecial, parseSpecial)
     if count < 0, count != Int32.min {
       tokens = [llama_token](repeating: 0, count: Int(-count))
-      count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), true, true)
+      count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), addSpecial, parseSpecial)
     }
     guard count >= 0 else { throw .generationFailed("the prompt could not be tokenized") }
     return Array(tokens.prefix(Int(count)))
+  }
+
+  /// Whether `token` is a control token (a turn marker, BOS, EOS).
+  func isControl(_ token: llama_token) -> Bool {
+    llama_vocab_get_attr(vocab, token).rawValue & LLAMA_TOKEN_ATTR_CONTROL.rawValue != 0
   }
 
   /// The bytes of one token; control tokens render as nothing.

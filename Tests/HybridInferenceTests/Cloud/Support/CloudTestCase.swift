@@ -67,6 +67,17 @@ func offlineError(
   return urlError
 }
 
+/// The URLError inside a `.connectionLost` error, or a failure.
+func connectionLostError(
+  _ error: (any Error)?, file: StaticString = #filePath, line: UInt = #line
+) -> URLError? {
+  guard case .connectionLost(let urlError)? = error as? HybridInferenceError else {
+    XCTFail("expected .connectionLost, got \(String(describing: error))", file: file, line: line)
+    return nil
+  }
+  return urlError
+}
+
 /// Collects a stream's snapshots, and the error that ended it, if any.
 func collectSnapshots(_ stream: ResponseStream) async -> (
   snapshots: [ResponseStream.Snapshot], error: (any Error)?

@@ -1,7 +1,9 @@
 import Foundation
 import GeminiServerProcess
-import HybridInference
+import TestPrerequisites
 import XCTest
+
+@testable import HybridInference
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -38,19 +40,22 @@ final class GeminiTestServer {
     return names.filter { $0.hasPrefix("unary-") || $0.hasPrefix("streaming-") }.sorted()
   }
 
-  /// Skips the calling test with a clear message where the fixtures are absent.
+  /// Fails (under CI or `make test`) or skips the calling test where the fixtures are absent.
   static func requireFixtures() throws -> [String] {
     guard let files = fixtureFiles, !files.isEmpty else {
-      throw XCTSkip(
-        "Gemini fixtures not found at \(fixturesDirectory.path)/googleai; "
-          + "set HYBRID_GEMINI_FIXTURES to the gemini-fixtures folder to run this test")
+      throw Prerequisite.missing(
+        "the recorded Gemini fixtures at \(fixturesDirectory.path)/googleai "
+          + "(HYBRID_GEMINI_FIXTURES names the gemini-fixtures folder)")
     }
     return files
   }
 
-  /// Starts the server and waits for it to print its port.
-  init() throws {
-    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory)
+  /// Starts the server on `port` (0: a free one) and waits for it to print its port.
+  init(port: Int = 0) throws {
+    server = try GeminiServerProcess(apiKey: Self.apiKey, fixtures: Self.fixturesDirectory, port: port)
+    // A port an earlier test saw closed may come back as this server's: it
+    // listens now, so whatever the process remembered about it is stale.
+    if let origin = Origin(server.baseURL) { ReachabilityMemory.shared.recordReachable(origin) }
   }
 
   /// Stops the server.

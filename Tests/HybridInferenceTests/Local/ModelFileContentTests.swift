@@ -1,0 +1,167 @@
+import Foundation
+import TestPrerequisites
+import XCTest
+
+@testable import HybridInference
+
+/// Structurally valid GGUF files whose contents would trip a llama.cpp assert
+/// (and abort the test process) are refused before llama.cpp sees them.
+///
+/// The files come from scripts/make-crafted-models.py, run once per test process
+/// with the repository's Python venv; scripts/probe-crafted-models.sh shows which
+/// of them abort an unchecked llama.cpp.
+final class ModelFileContentTests: XCTestCase {
+  /// Each crafted kind and a fragment of the reason it must be refused with.
+  static let refusals: [String: String] = [
+    "expert-used-without-experts": "llama.expert_used_count is 4 but llama.expert_count is 0",
+    "expert-used-over-count": "llama.expert_used_count is 4 but llama.expert_count is 2",
+    "expert-count-too-large": "llama.expert_count is 4096",
+    "expert-groups-without-experts": "llama.expert_group_count is 2 but the model has no experts",
+    "block-count-zero": "llama.block_count is 0",
+    "block-count-too-large": "llama.block_count is 100000",
+    "nextn-layers-over-block-count": "llama.nextn_predict_layers is 5",
+    "rope-scaling-unknown": "llama.rope.scaling.type is 'bogus'",
+    "context-length-zero": "llama.context_length is 0",
+    "head-count-zero": "llama.attention.head_count must be the same positive number",
+    "head-count-kv-not-dividing": "4 is not a multiple of 3",
+    "head-count-kv-array-with-zero": "llama.attention.head_count_kv must be the same positive number",
+    "head-count-array-wrong-length": "llama.attention.head_count has 3 entries but the model has 2 layers",
+    "key-value-length-differ": "key heads are 16 wide and value heads 8",
+    "vocab-duplicate-token": "lists the token",
+    "vocab-scores-shorter": "but tokenizer.ggml.scores has 326 entries",
+    "vocab-types-shorter": "but tokenizer.ggml.token_type has 10 entries",
+    "special-token-out-of-range": "tokenizer.ggml.bos_token_id is 1653, outside the vocabulary of 653 tokens",
+    "eos-token-out-of-range": "tokenizer.ggml.eos_token_id is 653",
+    "tokenizer-unknown": "unknown tokenizer 'klingon'",
+    "tensor-shape-mismatch": "tensor blk.1.attn_q.weight is [32, 64] but the hyper-parameters make it [64, 64]",
+    "embedding-rows-not-vocab": "tensor token_embd.weight is [64, 646]",
+    "architecture-unknown": "unknown architecture 'tinyllama-from-the-future'",
+  ]
+
+  /// Crafted files that are odd but sound: llama.cpp runs them, so must the library.
+  static let accepted: Set<String> = ["embedding-not-divisible-by-heads"]
+
+  override class func tearDown() {
+    if case .success(let output) = CraftedModels.shared.output {
+      try? FileManager.default.removeItem(atPath: output.directory)
+    }
+    super.tearDown()
+  }
+
+  func testEveryCraftedKindIsCovered() throws {
+    let kinds = try CraftedModels.shared.get().kinds
+    XCTAssertGreaterThanOrEqual(kinds.count, 6)
+    XCTAssertEqual(Set(kinds), Set(Self.refusals.keys).union(Self.accepted))
+  }
+
+  func testEachCraftedFileIsRefusedWithItsReason() async throws {
+    let crafted = try CraftedModels.shared.get()
+    for (kind, expected) in Self.refusals.sorted(by: { $0.key < $1.key }) {
+      let path = crafted.directory + "/\(kind).gguf"
+      let model = LocalSystemModel(modelPath: path)
+      XCTAssertEqual(model.availability, .unavailable(.modelNotReady), kind)
+      do {
+        try await model.prepare()
+        XCTFail("\(kind) must be refused")
+      } catch HybridInferenceError.invalidModelFile(let refusedPath, let reason) {
+        XCTAssertEqual(refusedPath, path, kind)
+        XCTAssertTrue(reason.contains(expected), "\(kind): reason was: \(reason)")
+      } catch {
+        XCTFail("\(kind): unexpected error \(error)")
+      }
+    }
+  }
+
+  /// The check refuses what llama.cpp asserts on, not what is merely unusual.
+  func testSoundVariantStillLoads() async throws {
+    let crafted = try CraftedModels.shared.get()
+    for kind in Self.accepted {
+      let model = LocalSystemModel(modelPath: crafted.directory + "/\(kind).gguf", contextSize: 256, threads: 1)
+      XCTAssertEqual(model.availability, .available, kind)
+      try await model.prepare()
+    }
+  }
+
+  /// The generated tiny model and the default model pass the content check.
+  func testRealModelsPass() throws {
+    for path in [LocalTestModels.tinyPath, LocalTestModels.defaultPath] {
+      XCTAssertEqual(LocalSystemModel(modelPath: try LocalTestModels.require(path)).availability, .available, path)
+    }
+  }
+
+  func testPreferOnDevice_craftedFile_answeredByCloud() async throws {
+    let path = try CraftedModels.shared.get().directory + "/expert-used-without-experts.gguf"
+    let cloud = ScriptedModel("cloud", placement: .cloud, script: [.answer(["from the cloud"])])
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: LocalSystemModel(modelPath: path), secondary: cloud),
+      logHandler: .silent)
+    let response = try await session.respond(to: "Hello")
+    XCTAssertEqual(response.rawResponse.modelVersion, "cloud")
+  }
+}
+
+/// Runs scripts/make-crafted-models.py once per test process.
+final class CraftedModels: Sendable {
+  struct Output: Sendable {
+    var directory: String
+    var kinds: [String]
+  }
+
+  static let shared = CraftedModels()
+
+  let output: Result<Output, CraftedModelsUnavailable>
+
+  private init() {
+    output = Result { () throws(CraftedModelsUnavailable) in try Self.generate() }
+  }
+
+  /// The files, or a failure under CI (`CI=true`) and a skip elsewhere when the
+  /// Python venv that writes them is missing.
+  func get() throws -> Output {
+    switch output {
+    case .success(let output): return output
+    case .failure(let failure):
+      if failure.isBroken { XCTFail(failure.message) }
+      throw Prerequisite.missing(failure.message)
+    }
+  }
+
+  private static func generate() throws(CraftedModelsUnavailable) -> Output {
+    let environment = ProcessInfo.processInfo.environment
+    let python =
+      environment["HYBRID_TEST_PYTHON"]
+      ?? DefaultModelLocation.cacheDirectory(environment: environment) + "/venv/bin/python"
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+      throw CraftedModelsUnavailable(
+        message: "no Python venv at \(python): run `make test`, which provisions it", isBroken: false)
+    }
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../../scripts/make-crafted-models.py").standardized.path
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("hybrid-crafted-\(ProcessInfo.processInfo.processIdentifier)").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [script, directory]
+    let stdout = Pipe()
+    process.standardOutput = stdout
+    do {
+      try process.run()
+    } catch {
+      throw CraftedModelsUnavailable(message: "cannot run \(python): \(error)", isBroken: true)
+    }
+    let data = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw CraftedModelsUnavailable(
+        message: "make-crafted-models.py exited with \(process.terminationStatus)", isBroken: true)
+    }
+    let kinds = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    return Output(directory: directory, kinds: kinds)
+  }
+}
+
+struct CraftedModelsUnavailable: Error {
+  var message: String
+  /// True when the venv is there but the script failed: always a failure.
+  var isBroken: Bool
+}
