@@ -20,13 +20,14 @@ endif
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test lint sanitize demo bench clean
+.PHONY: help setup build test lint sanitize demo bench fuzz clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
 	@echo "make test   - set up, then run the whole test suite"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama.cpp's own tools (results in Benchmarks/RESULTS.md)"
+	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding and GGUF check (FUZZ_SECONDS=60 each, at once)"
 	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
 
 setup:
@@ -35,9 +36,9 @@ setup:
 build: setup
 	swift build $(SWIFT_LINK)
 
-# The style is .swift-format at the root; `swift format format -i -r Sources Tests Benchmarks` applies it.
+# The style is .swift-format at the root; `swift format format -i -r Sources Tests Benchmarks Fuzz` applies it.
 lint:
-	swift format lint --strict -r Sources Tests Benchmarks Package.swift
+	swift format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift
 
 test: setup lint
 	swift build --build-tests $(SWIFT_LINK)
@@ -58,6 +59,13 @@ bench: setup
 	LLAMA_BENCH=ON scripts/setup-llama.sh
 	swift build -c release $(SWIFT_LINK)
 	scripts/run-benchmarks.sh
+
+# libFuzzer targets in Fuzz/ (not part of `make test`): builds them with
+# swiftc -sanitize=fuzzer,address and runs all three at once for FUZZ_SECONDS;
+# FUZZ_MERGE=1 minimises the new inputs into Fuzz/corpus/<target>.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 clean:
 	rm -rf .build

@@ -5,6 +5,7 @@ import HybridInference
 ///
 ///     swift run -c release cloud-benchmark [--requests N] [--concurrency C] [--streams S] [--local-model GGUF]
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
+///     swift run -c release cloud-benchmark sse [RUNS]
 ///
 /// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
 /// per-request latency of N sequential and of N concurrent (C in flight)
@@ -13,7 +14,8 @@ import HybridInference
 /// streaming delivery delay: from the server writing an event (its send time
 /// travels in the event) to the snapshot reaching the caller of
 /// `GenerativeModelSession.streamResponse`. Last, or alone with `dead-link`:
-/// prefer cloud on a dead link, once the offline verdict is remembered.
+/// prefer cloud on a dead link, once the offline verdict is remembered. The
+/// `sse` mode measures one large streamed event instead (`SSEThroughput`).
 @main
 struct CloudBenchmark {
   static func main() async {
@@ -26,6 +28,14 @@ struct CloudBenchmark {
   }
 
   static func run() async throws {
+    if CommandLine.arguments.dropFirst().first == "sse" {
+      // `cloud-benchmark sse [RUNS]`: only the large-event figures.
+      let runs = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? 5
+      let server = try LoopbackServer()
+      defer { server.stop() }
+      print(SSEThroughput.markdown(try await SSEThroughput.measure(server: server, runs: runs), runs: runs))
+      return
+    }
     let arguments = Arguments(CommandLine.arguments)
     let server = try LoopbackServer()
     defer { server.stop() }

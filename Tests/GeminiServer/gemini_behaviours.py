@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from gemini_wire import echo_events, echo_unary, error_body, split_events
 
+OWN_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "gemini", "googleai")
+
 
 class Behaviours:
     def serve(self, name, options, model, body, stream, count, method="generateContent"):
@@ -69,8 +71,12 @@ class Behaviours:
         if name == "fault-slow-head":
             time.sleep(int(options.get("delay", "3000")) / 1000)
             return self.answer(model, body, stream, 0, 0, count)
+        if name == "fault-huge":
+            return self.huge(int(options.get("size", "1048576")), stream, count)
+        if name == "fault-endless":
+            return self.endless(stream, count)
         if name in ("fault-reset-mid", "fault-truncated", "fault-slow-body", "fault-stream-error",
-                    "fault-stream-error-data"):
+                    "fault-stream-error-data", "fault-stream-error-inline"):
             return self.broken(name, options, model, body, stream, count)
         return self.send_error_json(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta, "
                                     "or is not supported for generateContent.", count=count)
@@ -132,22 +138,57 @@ class Behaviours:
                 self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
             return self.end_stream()
         error = error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+        if name == "fault-stream-error-inline":
+            # A data line and a bare error line in one event: no blank line between.
+            second = echo_events(model, body)[1]
+            self.chunk(b"data: " + json.dumps(second).encode() + b"\n"
+                       + json.dumps(json.loads(error)).encode() + b"\n\n")
+            return self.end_stream()
         if name == "fault-stream-error-data":
             self.chunk(b"data: " + json.dumps(json.loads(error)).encode() + b"\r\n\r\n")
         else:
             self.chunk(error + b"\n")
         self.end_stream()
 
+    def huge(self, size, stream, count):
+        """One answer whose text is `size` bytes: one SSE event (or one unary
+        body), written in 64 KiB pieces."""
+        event = {"candidates": [{"content": {"role": "model", "parts": [{"text": "x" * size}]},
+                                 "finishReason": "STOP", "index": 0}], "modelVersion": "huge-model"}
+        whole = json.dumps(event).encode()
+        if stream:
+            self.start_stream(count)
+            whole = b"data: " + whole + b"\r\n\r\n"
+        else:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=UTF-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("x-test-request-count", str(count))
+            self.end_headers()
+        for start in range(0, len(whole), 65536):
+            self.chunk(whole[start:start + 65536])
+        self.end_stream()
+
+    def endless(self, stream, count):
+        """A 200 whose body never ends (one endless line of text), until the
+        client hangs up."""
+        self.start_stream(count)
+        self.chunk(b'data: {"candidates": [{"content": {"parts": [{"text": "' if stream else b'{"candidates": [')
+        piece = b"x" * 65536
+        while True:
+            self.chunk(piece)
+
     def replay(self, fixture, stream, delay, gap, count):
-        folder = os.path.join(self.state.fixtures, "googleai")
         path = None
-        for candidate in (fixture, fixture + ".json", fixture + ".txt"):
-            full = os.path.join(folder, candidate)
-            if os.path.isfile(full):
-                path = full
-                break
+        # The shared recordings first, then the repository's own recorded-style
+        # fixtures (Tests/Fixtures/gemini).
+        for folder in (os.path.join(self.state.fixtures, "googleai"), OWN_FIXTURES):
+            for candidate in (fixture, fixture + ".json", fixture + ".txt"):
+                full = os.path.join(folder, candidate)
+                if path is None and os.path.isfile(full):
+                    path = full
         if path is None:
-            return self.send_error_json(404, "NOT_FOUND", f"no fixture {fixture} in {folder}", count=count)
+            return self.send_error_json(404, "NOT_FOUND", f"no fixture {fixture}", count=count)
         with open(path, "rb") as file:
             raw = file.read()
         stripped = raw.lstrip()

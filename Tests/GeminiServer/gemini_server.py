@@ -16,7 +16,8 @@ refused), and the JSON body (an unknown field is a 400 INVALID_ARGUMENT).
 
 The model name picks the behaviour. `~`-separated options follow it:
 
-    fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself)
+    fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself),
+                         from --fixtures, else from Tests/Fixtures/gemini
     echo                 answer "echo: <last user text>" (3 events when streamed)
     fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s), then echo
     fault-429-per-day    429 with a per-day QuotaFailure, always
@@ -33,12 +34,17 @@ The model name picks the behaviour. `~`-separated options follow it:
     fault-slow-head      `delay` ms before anything is sent
     fault-stream-error   first event, then a bare JSON error object in the stream
     fault-stream-error-data  first event, then `data: {"error": ...}`
+    fault-stream-error-inline  first event, then one event holding a data line
+                         and a bare JSON error line (no blank line between)
+    fault-huge           one answer of `size` bytes of text (default 1 MiB): a
+                         single SSE event, or a unary body, in 64 KiB writes
+    fault-endless        a 200 whose body never ends (no line break, ever)
     fault-echo-key       400 whose message quotes the key it received
     redirect-307, redirect-308, redirect-301, redirect-302
                          that status, Location: the same method of `echo` on
                          this server, or with port-N on 127.0.0.1:N
 
-Options: times-N, retry-<duration>, delay-<ms> (between events, or of the
+Options: times-N, retry-<duration>, size-N, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
 counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
 as responseId: for measuring delivery delay).

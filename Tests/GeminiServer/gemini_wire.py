@@ -66,6 +66,11 @@ def check_contents(contents, where):
             raise BadRequest(f"* {where}[{index}].parts: contents.parts must not be empty.")
         for part_index, part in enumerate(parts):
             check_fields(part, PART_FIELDS, f"{where}[{index}].parts[{part_index}]")
+            # A part must carry data: `{}`, `{"thought": true}` or `{"text": ""}` alone is refused.
+            if not (set(part) - {"thought", "thoughtSignature", "text"}) and not part.get("text") \
+                    and "thoughtSignature" not in part:
+                raise BadRequest(f"* {where}[{index}].parts[{part_index}].data: required oneof field 'data' "
+                                 "must have one initialized field")
 
 
 def check_generate(body, where="request"):

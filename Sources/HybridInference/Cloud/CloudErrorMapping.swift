@@ -61,9 +61,11 @@ enum CloudErrorMapping {
     let decoder = JSONDecoder()
     if let envelope = try? decoder.decode(ErrorEnvelope.self, from: body) { return envelope }
     if let first = try? decoder.decode([ErrorEnvelope].self, from: body).first { return first }
+    // The body is already bounded by `RequestOptions.maximumResponseBytes`.
     var parser = SSEParser()
-    let events = parser.feed(body) + parser.finish()
-    guard let data = events.first(where: \.hasData)?.data else { return nil }
+    guard let events = try? parser.feed(body) + parser.finish(),
+      let data = events.first(where: \.hasData)?.data
+    else { return nil }
     return try? decoder.decode(ErrorEnvelope.self, from: Data(data.utf8))
   }
 

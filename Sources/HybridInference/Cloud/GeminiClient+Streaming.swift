@@ -42,7 +42,7 @@ extension GeminiClient {
 private struct StreamAttempt {
   let client: GeminiClient
   let continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
-  private var parser = SSEParser()
+  private var parser: SSEParser
   private var accumulator = ResponseAccumulator()
   private var heldBack: [GenerateContentResponse] = []
   private var eventCount = 0
@@ -54,6 +54,7 @@ private struct StreamAttempt {
   ) {
     self.client = client
     self.continuation = continuation
+    self.parser = SSEParser(maximumEventBytes: client.options.maximumEventBytes)
   }
 
   mutating func run(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws {
@@ -73,8 +74,12 @@ private struct StreamAttempt {
           head = received
         case .body(let data):
           if let head, (200..<300).contains(head.statusCode) {
-            for sse in parser.feed(data) { try handle(sse) }
+            for sse in try feed(data) { try handle(sse) }
           } else {
+            let limit = client.options.maximumResponseBytes
+            guard data.count <= limit - errorBody.count else {
+              throw HybridInferenceError.responseTooLarge(limit: limit)
+            }
             errorBody.append(data)
           }
         }
@@ -96,28 +101,45 @@ private struct StreamAttempt {
         status: head.statusCode, contentType: head.contentType, body: errorBody,
         apiKey: client.apiKey)
     }
-    for sse in parser.finish() { try handle(sse) }
+    for sse in try feed(nil) { try handle(sse) }
     try finish()
   }
 
+  /// Feeds body bytes to the parser (nil: the body has ended), with its
+  /// size limit as the library's error.
+  private mutating func feed(_ data: Data?) throws(HybridInferenceError) -> [SSEEvent] {
+    do {
+      guard let data else { return try parser.finish() }
+      return try parser.feed(data)
+    } catch {
+      switch error {
+      case .eventTooLarge(let limit): throw .responseTooLarge(limit: limit)
+      }
+    }
+  }
+
   private mutating func handle(_ event: SSEEvent) throws {
+    // A bare JSON error line is read even when the event also has `data:`
+    // lines (a server that writes its error without ending the event first).
+    if !event.otherLines.isEmpty {
+      let text = event.otherLines.joined(separator: "\n")
+      if let error = CloudErrorMapping.streamError(Data(text.utf8), apiKey: client.apiKey) {
+        throw error
+      }
+    }
     if event.hasData {
-      let data = event.data.trimmingCharacters(in: .whitespaces)
+      let data = event.trimmedData
       if data.isEmpty || data == "[DONE]" { return }
       let json = Data(data.utf8)
-      if data.contains("\"error\""), let error = CloudErrorMapping.streamError(json, apiKey: client.apiKey) {
+      if SSEEvent.opensErrorObject(data), let error = CloudErrorMapping.streamError(json, apiKey: client.apiKey) {
         throw error
       }
       var delta = try client.decode(GenerateContentResponse.self, from: json)
       if delta.modelVersion.isEmpty { delta.modelVersion = client.modelName }
       try deliver(delta)
     } else if !event.otherLines.isEmpty {
-      // Not an SSE event: a bare JSON error written into the stream.
-      let text = event.otherLines.joined(separator: "\n")
-      if let error = CloudErrorMapping.streamError(Data(text.utf8), apiKey: client.apiKey) {
-        throw error
-      }
-      let start = text.trimmingCharacters(in: .whitespaces).first
+      // Not an SSE event, and not an error either.
+      let start = event.trimmedOtherLines.first
       if start == "{" || start == "[" {
         throw HybridInferenceError.malformedResponse("the stream carried JSON outside an event")
       }
@@ -151,6 +173,7 @@ private struct StreamAttempt {
       }
       throw HybridInferenceError.malformedResponse("the stream ended without a candidate")
     }
+    try ResponseChecks.checkNotEmpty(accumulated)
     for held in heldBack { continuation.yield(held) }
     heldBack.removeAll()
   }

@@ -56,6 +56,10 @@ struct GeminiClient: Sendable {
   }
 
   /// One unary exchange: the body of a 2xx response, or the typed error.
+  ///
+  /// The body is held whole until it ends, so it is bounded by
+  /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
+  /// stops the exchange (whatever the status) with `.responseTooLarge`.
   private func exchange(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws
     -> Data
   {
@@ -72,9 +76,15 @@ struct GeminiClient: Sendable {
           connected = true
           reachability?.reachable()
         case .head(let received): head = received
-        case .body(let data): body.append(data)
+        case .body(let data):
+          guard data.count <= options.maximumResponseBytes - body.count else {
+            throw HybridInferenceError.responseTooLarge(limit: options.maximumResponseBytes)
+          }
+          body.append(data)
         }
       }
+    } catch let error as HybridInferenceError {
+      throw error
     } catch {
       let mapped = CloudErrorMapping.transportError(
         error, connected: connected, receivedResponse: head != nil, timeout: options.timeout)

@@ -26,6 +26,26 @@ public struct RequestOptions: Sendable, Hashable {
   /// that reaches it. The model used on its own is always asked, and throws
   /// `.offline` as before. On by default; off, nothing is remembered or probed.
   public var remembersOffline: Bool
+  /// The largest body a unary call (`respond`, `countTokens`) or an error
+  /// response may have, in bytes; a longer one ends the call with
+  /// `HybridInferenceError.responseTooLarge` as soon as the limit is passed.
+  ///
+  /// Bodies are held in memory whole before they are decoded, so without a
+  /// limit a broken or hostile server could grow one until the deadline.
+  public var maximumResponseBytes: Int
+  /// The largest single event of a stream, in bytes; a longer one ends the
+  /// stream with `HybridInferenceError.responseTooLarge`.
+  ///
+  /// A stream as a whole has no size limit (only the deadline), since each
+  /// event is parsed and handed on as it ends; one event, though, is held
+  /// until its end, so it is bounded like a unary body.
+  public var maximumEventBytes: Int
+
+  /// The default `maximumResponseBytes`: 32 MiB, far above any text answer
+  /// (a response with inline images at Gemini's output limits stays below it).
+  public static let defaultMaximumResponseBytes = 32 << 20
+  /// The default `maximumEventBytes`: 16 MiB.
+  public static let defaultMaximumEventBytes = 16 << 20
 
   /// Options with the given limits.
   /// - Parameters:
@@ -35,13 +55,19 @@ public struct RequestOptions: Sendable, Hashable {
   ///   - retryPolicy: Three attempts with backoff by default.
   ///   - remembersOffline: Whether hybrids skip this server while it is
   ///     known to be offline; true by default.
+  ///   - maximumResponseBytes: 32 MiB by default.
+  ///   - maximumEventBytes: 16 MiB by default.
   public init(
     timeout: Duration = .seconds(300), connectTimeout: Duration = .seconds(15),
-    retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true
+    retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
+    maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
+    maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes
   ) {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
     self.retryPolicy = retryPolicy
     self.remembersOffline = remembersOffline
+    self.maximumResponseBytes = maximumResponseBytes
+    self.maximumEventBytes = maximumEventBytes
   }
 }

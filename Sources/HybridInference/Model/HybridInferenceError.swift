@@ -48,6 +48,10 @@ public enum HybridInferenceError: Error, Sendable {
   case responseStopped(reason: FinishReason, response: GenerateContentResponse)
   /// The server's reply could not be understood.
   case malformedResponse(String)
+  /// A response body or a single stream event was longer than its limit
+  /// (`RequestOptions.maximumResponseBytes` or `maximumEventBytes`, attached,
+  /// in bytes). Reading stopped there, so memory stays bounded; not retried.
+  case responseTooLarge(limit: Int)
   /// The model file is not a usable GGUF file.
   case invalidModelFile(path: String, reason: String)
   /// The on-device model failed while loading or generating.
@@ -91,6 +95,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the response was stopped (\(reason.rawValue))"
     case .malformedResponse(let why):
       "malformed response: \(why)"
+    case .responseTooLarge(let limit):
+      "the response exceeded the limit of \(limit) bytes"
     case .invalidModelFile(let path, let reason):
       "invalid model file \(path): \(reason)"
     case .generationFailed(let why):

@@ -58,7 +58,8 @@ final class CloudWireTests: XCTestCase {
       """#
     let response = try JSONDecoder().decode(GenerateContentResponse.self, from: Data(json.utf8))
     XCTAssertEqual(response.finishReason?.rawValue, "SOMETHING_NEW")
-    XCTAssertEqual(response.finishReason?.isStoppedByPolicy, false)
+    // A reason this library does not know ends the answer as stopped.
+    XCTAssertEqual(response.finishReason?.isStoppedByPolicy, true)
     XCTAssertEqual(response.promptFeedback?.blockReason?.rawValue, "NEW_BLOCK")
     XCTAssertEqual(response.text, "hi")
   }

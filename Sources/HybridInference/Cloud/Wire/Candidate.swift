@@ -41,6 +41,15 @@ public struct Candidate: Sendable, Hashable, Codable {
   }
 }
 
+extension Candidate {
+  /// Whether the candidate holds nothing an app could use: no part, no
+  /// finish reason, no citation, grounding or URL-context metadata.
+  var isEmpty: Bool {
+    (content?.parts.isEmpty ?? true) && finishReason == nil && citationMetadata == nil
+      && groundingMetadata == nil && urlContextMetadata == nil
+  }
+}
+
 /// Why a candidate stopped (REST `FinishReason`); unknown values are kept.
 public struct FinishReason: ProtoEnum {
   /// The wire name.
@@ -71,15 +80,18 @@ public struct FinishReason: ProtoEnum {
   /// A generated image was unsafe.
   public static let imageSafety = FinishReason(rawValue: "IMAGE_SAFETY")
 
-  /// Whether the reason means the answer was withheld or cut for policy, which
-  /// the library reports as an error rather than as a normal answer.
+  /// Whether the reason means the answer was withheld or cut short, which
+  /// the library reports as `HybridInferenceError.responseStopped` rather
+  /// than as a normal answer.
+  ///
+  /// Only STOP, MAX_TOKENS and MALFORMED_FUNCTION_CALL are normal ends. A
+  /// reason newer than this library counts as stopped (its raw string stays
+  /// in `rawValue`): an answer that ended for a reason nobody here knows is
+  /// safer reported than passed off as complete, as the Firebase SDK does.
   public var isStoppedByPolicy: Bool {
     switch self {
     case .stop, .maxTokens, .malformedFunctionCall: false
-    case .safety, .recitation, .language, .other, .blocklist, .prohibitedContent, .spii,
-      .imageSafety:
-      true
-    default: false
+    default: true
     }
   }
 }

@@ -17,6 +17,13 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// The wire form of a session request: transcript entries become contents
   /// with their role and parts unchanged (thought signatures and function
   /// calls included), instructions become the system instruction.
+  ///
+  /// An empty turn is never sent: Gemini refuses a content with no parts
+  /// (400 on every later turn of the conversation), and an answer can
+  /// legitimately be empty (a thinking model cut off at MAX_TOKENS before any
+  /// text, a local model whose first token ends its turn). Such a turn stays
+  /// in the transcript, where it is true, and is left out here; so are parts
+  /// that carry nothing (`Part.isBlank`).
   init(_ request: ModelRequest, safetySettings: [SafetySetting]?) {
     self.init(
       transcript: request.transcript, generationConfig: request.options.gemini,
@@ -24,8 +31,9 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   }
 
   init(transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?) {
-    contents = transcript.entries.map { entry in
-      Content(role: entry.role.rawValue, parts: entry.content.parts)
+    contents = transcript.entries.compactMap { entry in
+      let parts = entry.content.parts.filter { !$0.isBlank }
+      return parts.isEmpty ? nil : Content(role: entry.role.rawValue, parts: parts)
     }
     if let instructions = transcript.instructions, !instructions.isEmpty {
       systemInstruction = Content(text: instructions)

@@ -126,3 +126,17 @@ public struct Part: Sendable, Hashable, Codable {
     }
   }
 }
+
+extension Part {
+  /// Whether the part carries nothing the API would accept: no payload (an
+  /// empty or missing text and no other data) and no thought signature.
+  ///
+  /// Gemini refuses such a part in a request, so the encoder leaves it out.
+  /// An empty text part with a thought signature is kept: the signature
+  /// must go back to the server.
+  var isBlank: Bool {
+    (text?.isEmpty ?? true) && inlineData == nil && fileData == nil && functionCall == nil
+      && functionResponse == nil && executableCode == nil && codeExecutionResult == nil
+      && thoughtSignature == nil
+  }
+}
