@@ -108,13 +108,14 @@ struct InstantLocalModel: LanguageModel {
   var placement: ModelPlacement { .onDevice }
   var availability: Availability { .available }
 
-  func streamResponse(to request: ModelRequest) -> AsyncThrowingStream<GenerateContentResponse, any Error> {
-    AsyncThrowingStream { continuation in
-      continuation.yield(
-        GenerateContentResponse(
-          candidates: [Candidate(content: Content(role: "model", text: "ok"), finishReason: .stop)],
-          modelVersion: modelVersion))
-      continuation.finish()
-    }
+  func streamResponse(to request: ModelRequest) -> ResponseDeltaStream {
+    ResponseDeltaStream(
+      AsyncThrowingStream { continuation in
+        continuation.yield(
+          GenerateContentResponse(
+            candidates: [Candidate(content: Content(role: "model", text: "ok"), finishReason: .stop)],
+            modelVersion: modelVersion))
+        continuation.finish()
+      })
   }
 }

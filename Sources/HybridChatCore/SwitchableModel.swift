@@ -45,7 +45,7 @@ public final class SwitchableModel: LanguageModel {
 
   /// Streams from the current model.
   public func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     current.streamResponse(to: withFullOptions(request))
   }

@@ -73,7 +73,7 @@ private final class RecordingModel: LanguageModel {
   var requests: [ModelRequest] { received.withLock { $0 } }
 
   func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     received.withLock { $0.append(request) }
     let answer = GenerateContentResponse(
@@ -81,9 +81,6 @@ private final class RecordingModel: LanguageModel {
         Candidate(content: Content(role: "model", text: "\(modelVersion) says hi"), finishReason: .stop)
       ],
       modelVersion: modelVersion)
-    return AsyncThrowingStream { continuation in
-      continuation.yield(answer)
-      continuation.finish()
-    }
+    return .producing { continuation in continuation.yield(answer) }
   }
 }

@@ -129,12 +129,12 @@ public struct CloudGeminiModel: LanguageModel {
 
   /// Streams with `:streamGenerateContent?alt=sse`, one delta per event.
   public func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     do {
       try request.options.gemini?.validate()
     } catch {
-      return AsyncThrowingStream { $0.finish(throwing: error) }
+      return .failing(error)
     }
     return client.streamGenerateContent(
       GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)

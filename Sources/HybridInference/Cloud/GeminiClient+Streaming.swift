@@ -13,14 +13,14 @@ extension GeminiClient {
   /// retried without the caller seeing anything twice. Once content has been
   /// delivered, a failure ends the stream and is never retried.
   func streamGenerateContent(_ body: GenerateContentRequest, log: LogHandler)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     .producing { continuation in try await runStream(body, log: log, into: continuation) }
   }
 
   private func runStream(
     _ body: GenerateContentRequest, log: LogHandler,
-    into continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+    into continuation: ResponseDeltaStream.Continuation
   ) async throws {
     let request = try endpoint.request(
       .streamGenerateContent, body: body, apiKey: try key(), timeout: options.timeout)
@@ -41,7 +41,7 @@ extension GeminiClient {
 /// forwards each event.
 private struct StreamAttempt {
   let client: GeminiClient
-  let continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+  let continuation: ResponseDeltaStream.Continuation
   private var parser: SSEParser
   private var accumulator = ResponseAccumulator()
   private var heldBack: [GenerateContentResponse] = []
@@ -50,7 +50,7 @@ private struct StreamAttempt {
 
   init(
     client: GeminiClient,
-    continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+    continuation: ResponseDeltaStream.Continuation
   ) {
     self.client = client
     self.continuation = continuation

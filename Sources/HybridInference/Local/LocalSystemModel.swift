@@ -91,7 +91,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 
   /// Generates on device, token by token, as deltas; the last delta carries the finish reason and usage.
   public func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     .producing { continuation in try await generate(request) { continuation.yield($0) } }
   }

@@ -36,7 +36,7 @@ public protocol LanguageModel: Sendable {
   /// holding only what is new. The stream ends when the answer is complete and
   /// throws on failure; terminating it cancels the generation.
   func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
 }
 
 extension LanguageModel {

@@ -63,7 +63,7 @@ public struct HybridModel: LanguageModel {
 
   /// Streams from the primary, falling back to the secondary only before any text was delivered.
   public func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     .producing { continuation in try await streamWithFallback(request, into: continuation) }
   }
@@ -73,7 +73,7 @@ public struct HybridModel: LanguageModel {
   /// first text so that a failure right after them can still fall back.
   private func streamWithFallback(
     _ request: ModelRequest,
-    into continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+    into continuation: ResponseDeltaStream.Continuation
   ) async throws {
     let primaryError: any Error
     switch primary.availability {

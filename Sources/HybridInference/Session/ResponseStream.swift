@@ -43,12 +43,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// request failed with, and `CancellationError` when the iterating task
     /// was cancelled: a cut-off answer never looks like a complete one.
     public mutating func next() async throws -> Snapshot? {
-      guard let snapshot = try await base.next() else {
-        // Swift's AsyncThrowingStream ends quietly when its consumer is cancelled.
-        try Task.checkCancellation()
-        return nil
-      }
-      return snapshot
+      try await nextUnlessCancelled(&base)
     }
   }
 }

@@ -59,6 +59,20 @@ final class CloudStreamingTests: CloudTestCase {
     XCTAssertEqual(connectionLostError(result.error)?.code, .networkConnectionLost)
   }
 
+  func testCancellingTheBackendsOwnStream_throws() async throws {
+    let model = server.model("fault-slow-body~delay-20000")
+    let firstArrived = expectation(description: "first delta")
+    let task = Task {
+      let request = ModelRequest(transcript: Transcript(entries: [.prompt("hello")]))
+      for try await _ in model.streamResponse(to: request) { firstArrived.fulfill() }
+    }
+    await fulfillment(of: [firstArrived], timeout: 5)
+    task.cancel()
+    let outcome = await task.result
+    guard case .failure(let error) = outcome else { return XCTFail("the backend's stream ended quietly") }
+    XCTAssertTrue(error is CancellationError, "\(error)")
+  }
+
   func testCancellingASlowStream_returnsPromptlyAndTheSessionStaysUsable() async throws {
     let model = server.model("fault-slow-body~delay-20000")
     let session = GenerativeModelSession(model: model, logHandler: .silent)
@@ -76,11 +90,10 @@ final class CloudStreamingTests: CloudTestCase {
     task.cancel()
     let outcome = await task.result
     XCTAssertLessThan(ContinuousClock.now - start, .milliseconds(500), "cancellation is prompt")
-    if case .success(let count) = outcome {
-      XCTAssertEqual(count, 1, "the stream ended at the cancellation")
-    } else if case .failure(let error) = outcome {
-      XCTAssertTrue(error is CancellationError, "\(error)")
+    guard case .failure(let error) = outcome else {
+      return XCTFail("a cancelled stream must throw, not end as if complete")
     }
+    XCTAssertTrue(error is CancellationError, "\(error)")
     XCTAssertFalse(session.isResponding)
     XCTAssertTrue(session.transcript.entries.isEmpty, "a cancelled turn is not recorded")
 

@@ -1,3 +1,4 @@
+import Synchronization
 import XCTest
 
 @testable import HybridInference
@@ -185,6 +186,25 @@ final class LocalSystemModelTests: XCTestCase {
     let first = try await model.loadedModel(progress: nil)
     let second = try await twin.loadedModel(progress: nil)
     XCTAssertTrue(first === second, "two model values for one file share one loaded model")
+  }
+
+  func testCancellingTheBackendsOwnStream_throws() async throws {
+    let model = try LocalTestModels.tiny()
+    let started = Atomic<Bool>(false)
+    let task = Task {
+      let request = ModelRequest(
+        transcript: Transcript(entries: [.prompt("Go on")]),
+        options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 400)))
+      for try await _ in model.streamResponse(to: request) {
+        started.store(true, ordering: .relaxed)
+        try await Task.sleep(for: .milliseconds(1))
+      }
+    }
+    try await waitUntil { started.load(ordering: .relaxed) }
+    task.cancel()
+    let outcome = await task.result
+    guard case .failure(let error) = outcome else { return XCTFail("the backend's stream ended quietly") }
+    XCTAssertTrue(error is CancellationError, "\(error)")
   }
 
   func testPrepare_reportsProgressUpToOne() async throws {

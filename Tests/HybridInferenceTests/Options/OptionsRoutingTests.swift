@@ -97,7 +97,7 @@ private struct ForwardingModel: LanguageModel {
   var modelVersion: String { wrapped.modelVersion }
   var placement: ModelPlacement { wrapped.placement }
   var availability: Availability { wrapped.availability }
-  func streamResponse(to request: ModelRequest) -> AsyncThrowingStream<GenerateContentResponse, any Error> {
+  func streamResponse(to request: ModelRequest) -> ResponseDeltaStream {
     wrapped.streamResponse(to: request)
   }
 }

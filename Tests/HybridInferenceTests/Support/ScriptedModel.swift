@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import HybridInference
 
 #if canImport(FoundationNetworking)
@@ -62,13 +63,11 @@ final class ScriptedModel: LanguageModel {
   var cancellations: Int { state.withLock { $0.cancellations } }
 
   func streamResponse(to request: ModelRequest)
-    -> AsyncThrowingStream<GenerateContentResponse, any Error>
+    -> ResponseDeltaStream
   {
     if case .unavailable(let reason) = availability {
       // Like the real backends: an unavailable model refuses before doing anything.
-      return AsyncThrowingStream {
-        $0.finish(throwing: HybridInferenceError.unavailable(model: modelVersion, reason: reason))
-      }
+      return .failing(HybridInferenceError.unavailable(model: modelVersion, reason: reason))
     }
     // Like the real backends, it reads only its own half of the options.
     var seen = request
@@ -80,22 +79,18 @@ final class ScriptedModel: LanguageModel {
       state.requests.append(seen)
       return state.script.isEmpty ? .answer(["\(modelVersion) default"]) : state.script.removeFirst()
     }
-    return AsyncThrowingStream { continuation in
-      let task = Task {
-        do {
-          try await self.play(step, into: continuation)
-          continuation.finish()
-        } catch {
-          if error is CancellationError { self.state.withLock { $0.cancellations += 1 } }
-          continuation.finish(throwing: error)
-        }
+    return .producing { continuation in
+      do {
+        try await self.play(step, into: continuation)
+      } catch {
+        if error is CancellationError { self.state.withLock { $0.cancellations += 1 } }
+        throw error
       }
-      continuation.onTermination = { _ in task.cancel() }
     }
   }
 
   private func play(
-    _ step: Step, into continuation: AsyncThrowingStream<GenerateContentResponse, any Error>.Continuation
+    _ step: Step, into continuation: ResponseDeltaStream.Continuation
   ) async throws {
     switch step {
     case .answer(let deltas):

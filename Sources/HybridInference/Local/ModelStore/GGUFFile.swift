@@ -52,6 +52,10 @@ struct GGUFFile: Sendable, Equatable {
       throw refuse("no such file")
     }
     guard !isDirectory.boolValue else { throw refuse("it is a directory") }
+    // Checked before reading: Foundation's `Data(contentsOf:)` leaks a page on
+    // every read of an empty file (found by `make fuzz`).
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+    guard size != 0 else { throw refuse("the file is empty") }
     let data: Data
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
