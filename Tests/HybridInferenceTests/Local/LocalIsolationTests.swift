@@ -122,6 +122,9 @@ final class LocalIsolationTests: XCTestCase {
     }
     let threadsAfter = try XCTUnwrap(ProcessStatus.read().threads)
     let residentAfter = try XCTUnwrap(ProcessStatus.read().residentBytes)
+    print(
+      "200 sessions: threads \(threadsBefore) -> \(threadsAfter), RSS \(residentBefore >> 20) -> \(residentAfter >> 20) MiB,"
+        + " contexts \(model.contextPool.count)")
     XCTAssertLessThanOrEqual(model.contextPool.count, model.contextPool.capacity)
     // One context per session used to mean a thread and an OpenMP team each:
     // 200 sessions took the process past 400 threads.
