@@ -88,10 +88,11 @@ struct SchemaValidator {
   }
 
   private func stringViolation(_ text: String, _ schema: OrderedJSON, path: String) -> String? {
-    if let least = schema["minLength"]?.number, Double(text.count) < least {
+    // Counted in Unicode scalars, as the device grammar counts them.
+    if let least = schema["minLength"]?.number, Double(text.unicodeScalars.count) < least {
       return "\(path): shorter than \(OrderedJSON.format(least)) characters"
     }
-    if let most = schema["maxLength"]?.number, Double(text.count) > most {
+    if let most = schema["maxLength"]?.number, Double(text.unicodeScalars.count) > most {
       return "\(path): longer than \(OrderedJSON.format(most)) characters"
     }
     if let pattern = schema["pattern"]?.string,
