@@ -7,7 +7,7 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from gemini_wire import echo_events, echo_unary, error_body, split_events
+from gemini_wire import echo_events, echo_unary, error_body, json_events, split_events
 
 OWN_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "gemini", "googleai")
 
@@ -25,6 +25,8 @@ class Behaviours:
             return self.replay(name[len("fixture-"):], stream, delay, gap, count)
         if name == "echo":
             return self.answer(model, body, stream, delay, gap, count, stamp="stamp" in options)
+        if name == "json":
+            return self.answer_json(body, stream, count)
         if name == "fault-429":
             if failing:
                 retry = options.get("retry", "0.2s")
@@ -105,6 +107,23 @@ class Behaviours:
                 time.sleep(delay)
             if stamp:
                 event["responseId"] = str(time.time_ns())
+            self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+        self.end_stream()
+
+    def answer_json(self, body, stream, count):
+        """Structured output: the request must carry responseMimeType
+        application/json and a responseJsonSchema; the answer satisfies it."""
+        events = json_events(body)
+        if events is None:
+            return self.send_error_json(400, "INVALID_ARGUMENT", "json expects responseMimeType application/json "
+                                        "and a responseJsonSchema", count=count)
+        if not stream:
+            merged = events[-1]
+            merged["candidates"][0]["content"]["parts"][0]["text"] = "".join(
+                e["candidates"][0]["content"]["parts"][0]["text"] for e in events)
+            return self.send_body(200, json.dumps(merged).encode(), count=count)
+        self.start_stream(count)
+        for event in events:
             self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
         self.end_stream()
 

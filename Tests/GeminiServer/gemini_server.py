@@ -19,6 +19,9 @@ The model name picks the behaviour. `~`-separated options follow it:
     fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself),
                          from --fixtures, else from Tests/Fixtures/gemini
     echo                 answer "echo: <last user text>" (3 events when streamed)
+    json                 structured output: 400 unless generationConfig has
+                         responseMimeType application/json and a responseJsonSchema,
+                         else a value satisfying the schema (3 events when streamed)
     fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s), then echo
     fault-429-per-day    429 with a per-day QuotaFailure, always
     fault-500, fault-503 `times` x that status, then echo

@@ -131,3 +131,53 @@ def split_events(raw):
         if chunk:
             events.append(chunk)
     return events
+
+
+def example_for_schema(schema, defs=None):
+    """A value that satisfies `schema` (the subset structured output uses)."""
+    defs = defs if defs is not None else schema.get("$defs", {})
+    if "$ref" in schema:
+        return example_for_schema(defs[schema["$ref"].split("/")[-1]], defs)
+    for union in ("anyOf", "oneOf"):
+        if union in schema:
+            return example_for_schema(schema[union][0], defs)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][-1]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        return {name: example_for_schema(sub, defs) for name, sub in schema.get("properties", {}).items()}
+    if kind == "array":
+        count = max(2, schema.get("minItems", 0))
+        count = min(count, schema.get("maxItems", count))
+        return [example_for_schema(schema.get("items", {}), defs) for _ in range(count)]
+    if kind == "integer":
+        return int(schema.get("minimum", 7))
+    if kind == "number":
+        return float(schema.get("minimum", 2.5))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return "a \"quoted\" text, \u00e9t\u00e9"
+
+
+def json_events(body):
+    """The schema's example as JSON text, in three events; None when the
+    request does not ask for JSON with a schema (a 400, as Gemini would)."""
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema")
+    if config.get("responseMimeType") != "application/json" or not isinstance(schema, dict):
+        return None
+    text = json.dumps(example_for_schema(schema), ensure_ascii=False, separators=(",", ":"))
+    third = max(1, len(text) // 3)
+    pieces = [text[:third], text[third:2 * third], text[2 * third:]]
+    events = []
+    for index, piece in enumerate(pieces):
+        candidate = {"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}
+        if index == len(pieces) - 1:
+            candidate["finishReason"] = "STOP"
+        events.append({"candidates": [candidate], "modelVersion": "json-model", "responseId": "json-1"})
+    return events

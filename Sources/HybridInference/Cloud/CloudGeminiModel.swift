@@ -124,20 +124,21 @@ public struct CloudGeminiModel: LanguageModel {
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try request.options.gemini?.validate()
     return try await client.generateContent(
-      GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+      try GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
   }
 
   /// Streams with `:streamGenerateContent?alt=sse`, one delta per event.
   public func streamResponse(to request: ModelRequest)
     -> ResponseDeltaStream
   {
+    let body: GenerateContentRequest
     do {
       try request.options.gemini?.validate()
+      body = try GenerateContentRequest(request, safetySettings: safetySettings)
     } catch {
       return .failing(error)
     }
-    return client.streamGenerateContent(
-      GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+    return client.streamGenerateContent(body, log: request.logHandler)
   }
 
   /// How many tokens `transcript` (instructions and every turn) takes as a

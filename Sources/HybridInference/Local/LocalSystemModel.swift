@@ -103,6 +103,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
     }
     let options = request.options.foundationModels
+    // The schema becomes a grammar before any work, so one the device cannot
+    // serve (a pattern) fails at once and a hybrid falls back.
+    let grammar = try request.responseSchema.map { schema throws(HybridInferenceError) in
+      try SchemaGrammar.gbnf(for: schema)
+    }
     let messages = try ChatTemplate.messages(of: request.transcript)
     let model = try await loadedModel(progress: nil)
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
@@ -116,20 +121,27 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     claim.uses(handle.pool)
     defer { handle.pool.giveBack(lease) }
     let name = model.name
-    let generation = GenerationRequest(
+    let answer = Locked("")
+    var generation = GenerationRequest(
       messages: messages, template: ChatTemplate(template: model.chatTemplate),
       maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
-      sampler: { try SamplerChain(options: options) },
+      sampler: { try SamplerChain(options: options, grammar: grammar.map { ($0, model.vocab) }) },
       onText: { text in
+        if grammar != nil { answer.withLock { $0 += text } }
         yield(
           GenerateContentResponse(
             candidates: [Candidate(content: Content(role: "model", text: text))],
             modelVersion: Self.modelVersion, localModelName: name))
       })
+    generation.stopsAtCompleteJSON = grammar != nil
     let context = lease.context
+    let turn = generation
     let outcome = try await context.run { pointer, window in
-      try context.generate(generation, context: pointer, window: window)
+      try context.generate(turn, context: pointer, window: window)
     }
+    // Checked here, not in the session, so that a hybrid falls back on an
+    // answer the grammar allowed but the schema or the type refuses.
+    if let schema = request.responseSchema { _ = try schema.check(answer.withLock { $0 }) }
     yield(
       GenerateContentResponse(
         candidates: [Candidate(finishReason: outcome.finishReason)],

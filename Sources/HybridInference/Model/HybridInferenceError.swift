@@ -56,6 +56,14 @@ public enum HybridInferenceError: Error, Sendable {
   case invalidModelFile(path: String, reason: String)
   /// The on-device model failed while loading or generating.
   case generationFailed(String)
+  /// A schema, or a type's schema, that cannot be described or served here:
+  /// `path` names the field (`ingredients[].unit`, `$.properties.when`), so
+  /// the fix is obvious. Thrown before anything is sent or decoded.
+  case unsupportedSchema(path: String, reason: String)
+  /// A structured answer that is not JSON, or does not decode into the type
+  /// or satisfy the schema (a number outside its range, a missing field). On
+  /// device a hybrid falls back on it, as on any other on-device failure.
+  case invalidStructuredOutput(String)
   /// An option is out of range; nothing was sent.
   case invalidOptions(String)
   /// The prompt is empty; nothing was sent.
@@ -103,6 +111,10 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "on-device generation failed: \(why)"
     case .invalidOptions(let why):
       "invalid options: \(why)"
+    case .unsupportedSchema(let path, let reason):
+      "unsupported schema at \(path): \(reason)"
+    case .invalidStructuredOutput(let why):
+      "the structured answer is invalid: \(why)"
     case .emptyPrompt:
       "the prompt is empty"
     case .concurrentRequests:

@@ -25,13 +25,18 @@ public struct GenerationConfig: Sendable, Hashable, Codable {
   public var responseMimeType: String?
   /// How much the model thinks before answering.
   public var thinkingConfig: ThinkingConfig?
+  /// The JSON Schema the answer must follow (REST `responseJsonSchema`);
+  /// needs `responseMimeType` `"application/json"`. A session's structured
+  /// requests (`respond(to:generating:)`) set both for you.
+  public var responseJsonSchema: GenerationSchema?
 
   /// A configuration; every field left nil keeps the server's default.
   public init(
     temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil,
     candidateCount: Int? = nil, maxOutputTokens: Int? = nil, stopSequences: [String]? = nil,
     presencePenalty: Double? = nil, frequencyPenalty: Double? = nil, seed: Int? = nil,
-    responseMimeType: String? = nil, thinkingConfig: ThinkingConfig? = nil
+    responseMimeType: String? = nil, thinkingConfig: ThinkingConfig? = nil,
+    responseJsonSchema: GenerationSchema? = nil
   ) {
     self.temperature = temperature
     self.topP = topP
@@ -44,6 +49,7 @@ public struct GenerationConfig: Sendable, Hashable, Codable {
     self.seed = seed
     self.responseMimeType = responseMimeType
     self.thinkingConfig = thinkingConfig
+    self.responseJsonSchema = responseJsonSchema
   }
 
   /// Checks the ranges the API documents, so a bad value fails before any request.
@@ -62,6 +68,12 @@ public struct GenerationConfig: Sendable, Hashable, Codable {
     }
     if let maxOutputTokens, maxOutputTokens <= 0 {
       throw .invalidOptions("GenerationConfig.maxOutputTokens must be > 0, got \(maxOutputTokens)")
+    }
+    if let responseJsonSchema {
+      if let error = responseJsonSchema.derivationError { throw error }
+      guard responseMimeType == "application/json" else {
+        throw .invalidOptions("GenerationConfig.responseJsonSchema needs responseMimeType \"application/json\"")
+      }
     }
     if let thinkingBudget = thinkingConfig?.thinkingBudget, thinkingBudget < -1 {
       throw .invalidOptions("ThinkingConfig.thinkingBudget must be >= -1, got \(thinkingBudget)")

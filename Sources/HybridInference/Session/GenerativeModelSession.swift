@@ -43,12 +43,23 @@ public final class GenerativeModelSession: Sendable {
   public func respond(to prompt: String, options: HybridGenerationOptions = .default)
     async throws -> Response
   {
-    let (request, ticket) = try begin(prompt: prompt, options: options)
+    let raw = try await exchange(prompt: prompt, options: options, schema: nil)
+    return Response(content: raw.text, rawResponse: raw)
+  }
+
+  /// Sends one request and records it; a structured answer is checked
+  /// against `schema` before it is recorded, so the transcript never holds
+  /// an answer the caller was refused.
+  func exchange(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
+    async throws -> GenerateContentResponse
+  {
+    let (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
     defer { end(ticket) }
     let raw = try await model.respond(to: request)
     try Task.checkCancellation()
+    if let schema { _ = try schema.check(raw.text) }
     record(raw, for: request, ticket: ticket)
-    return Response(content: raw.text, rawResponse: raw)
+    return raw
   }
 
   /// Answers `prompt` as snapshots of the text so far.
@@ -58,12 +69,18 @@ public final class GenerativeModelSession: Sendable {
   public func streamResponse(to prompt: String, options: HybridGenerationOptions = .default)
     -> ResponseStream
   {
+    stream(prompt: prompt, options: options, schema: nil)
+  }
+
+  /// The stream behind both text and structured streaming; with a schema the
+  /// complete answer is checked before it is recorded.
+  func stream(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) -> ResponseStream {
     ResponseStream { [self] in
       AsyncThrowingStream { continuation in
         let request: ModelRequest
         let ticket: UInt64
         do {
-          (request, ticket) = try begin(prompt: prompt, options: options)
+          (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
         } catch {
           continuation.finish(throwing: error)
           return
@@ -81,6 +98,7 @@ public final class GenerativeModelSession: Sendable {
             guard let raw = accumulator.response else {
               throw HybridInferenceError.malformedResponse("the model ended without a response")
             }
+            if let schema { _ = try schema.check(raw.text) }
             record(raw, for: request, ticket: ticket)
             end(ticket)
             continuation.finish()
@@ -97,10 +115,11 @@ public final class GenerativeModelSession: Sendable {
     }
   }
 
-  private func begin(prompt: String, options: HybridGenerationOptions) throws -> (
+  private func begin(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) throws -> (
     ModelRequest, UInt64
   ) {
     try options.validate()
+    if let error = schema?.derivationError { throw error }
     guard !prompt.isEmpty else { throw HybridInferenceError.emptyPrompt }
     let (transcript, ticket) = try state.withLock { state throws -> (Transcript, UInt64) in
       guard state.activeRequest == nil else { throw HybridInferenceError.concurrentRequests }
@@ -111,7 +130,7 @@ public final class GenerativeModelSession: Sendable {
     var requestTranscript = transcript
     requestTranscript.entries.append(.prompt(prompt))
     let request = ModelRequest(
-      transcript: requestTranscript, options: options, sessionStorage: storage,
+      transcript: requestTranscript, options: options, responseSchema: schema, sessionStorage: storage,
       logHandler: logHandler)
     return (request, ticket)
   }

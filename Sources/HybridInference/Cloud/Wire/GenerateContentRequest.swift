@@ -24,10 +24,19 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// text, a local model whose first token ends its turn). Such a turn stays
   /// in the transcript, where it is true, and is left out here; so are parts
   /// that carry nothing (`Part.isBlank`).
-  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) {
-    self.init(
-      transcript: request.transcript, generationConfig: request.options.gemini,
-      safetySettings: safetySettings)
+  ///
+  /// A request's `responseSchema` becomes `responseMimeType`
+  /// `application/json` plus `responseJsonSchema`, after checking that Gemini
+  /// accepts every keyword in it (`GeminiSchemaCheck`).
+  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
+    var config = request.options.gemini
+    if let schema = request.responseSchema {
+      try GeminiSchemaCheck.check(schema)
+      config = config ?? GenerationConfig()
+      config?.responseMimeType = "application/json"
+      config?.responseJsonSchema = schema
+    }
+    self.init(transcript: request.transcript, generationConfig: config, safetySettings: safetySettings)
   }
 
   init(transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?) {

@@ -10,6 +10,9 @@ struct GenerationRequest: Sendable {
   /// (instruction) prefix may be reused.
   var changedHands: Bool
   var sampler: @Sendable () throws -> SamplerChain
+  /// True when a grammar constrains the answer to one JSON value: generation
+  /// stops as soon as that value is complete, without waiting for an end token.
+  var stopsAtCompleteJSON = false
   var onText: @Sendable (String) -> Void
 }
 
@@ -51,6 +54,7 @@ extension LlamaContext {
     var decoder = UTF8StreamDecoder()
     var generated = 0
     var finishReason = FinishReason.stop
+    var tracker = JSONCompletionTracker()
     while true {
       if isCancelled { throw CancellationError() }
       if generated >= maximumTokens || cachedTokens.count >= window {
@@ -62,6 +66,7 @@ extension LlamaContext {
       generated += 1
       let text = decoder.decode(model.piece(of: token))
       if !text.isEmpty { request.onText(text) }
+      if request.stopsAtCompleteJSON, tracker.feed(text) { break }
       try decode([token], context: context)
     }
     let rest = decoder.finish()

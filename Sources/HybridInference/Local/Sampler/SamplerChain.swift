@@ -13,13 +13,26 @@ final class SamplerChain {
 
   let pointer: UnsafeMutablePointer<llama_sampler>
 
-  init(options: GenerationOptions?) throws(HybridInferenceError) {
+  /// - Parameter grammar: A GBNF grammar (start rule `root`) the answer must
+  ///   follow, with the vocabulary it is applied to; it goes first in the
+  ///   chain, so every later sampler only sees tokens the grammar allows.
+  init(
+    options: GenerationOptions?, grammar: (text: String, vocab: OpaquePointer)? = nil
+  ) throws(HybridInferenceError) {
     var params = llama_sampler_chain_default_params()
     params.no_perf = true
     guard let chain = llama_sampler_chain_init(params) else {
       throw .generationFailed("llama.cpp could not create a sampler")
     }
     pointer = chain
+    if let grammar {
+      // NULL when llama.cpp's parser refuses the grammar (or the vocabulary
+      // cannot express it): a typed error, so a hybrid can fall back.
+      guard let sampler = llama_sampler_init_grammar(grammar.vocab, grammar.text, "root") else {
+        throw .unsupportedRequest("llama.cpp refused the response schema's grammar")
+      }
+      llama_sampler_chain_add(chain, sampler)
+    }
     let temperature = options?.temperature.map(Float.init) ?? Self.defaultTemperature
     switch options?.sampling?.kind {
     case .greedy:

@@ -1,0 +1,181 @@
+import Foundation
+
+/// A JSON value whose object members keep their order.
+///
+/// `JSONValue` holds objects as dictionaries, which is right for data but
+/// wrong for a schema: a schema's property order is the order the model
+/// writes the fields in (on device by grammar, in the cloud by Gemini's own
+/// rule), so the schema keeps its members in this form and only reads back
+/// as a `JSONValue` on request.
+enum OrderedJSON: Sendable, Hashable {
+  case null
+  case bool(Bool)
+  case number(Double)
+  case string(String)
+  case array([OrderedJSON])
+  case object([(String, OrderedJSON)])
+
+  static func == (lhs: OrderedJSON, rhs: OrderedJSON) -> Bool {
+    switch (lhs, rhs) {
+    case (.null, .null): true
+    case (.bool(let a), .bool(let b)): a == b
+    case (.number(let a), .number(let b)): a == b
+    case (.string(let a), .string(let b)): a == b
+    case (.array(let a), .array(let b)): a == b
+    case (.object(let a), .object(let b)): a.map(\.0) == b.map(\.0) && a.map(\.1) == b.map(\.1)
+    default: false
+    }
+  }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(jsonText)
+  }
+
+  /// The value with its order kept, from a `JSONValue` whose object members
+  /// are taken in sorted order (a dictionary has no other).
+  init(_ value: JSONValue) {
+    switch value {
+    case .null: self = .null
+    case .bool(let flag): self = .bool(flag)
+    case .number(let number): self = .number(number)
+    case .string(let text): self = .string(text)
+    case .array(let items): self = .array(items.map(OrderedJSON.init))
+    case .object(let members):
+      self = .object(members.keys.sorted().map { ($0, OrderedJSON(members[$0] ?? .null)) })
+    }
+  }
+
+  /// The same value without member order.
+  var jsonValue: JSONValue {
+    switch self {
+    case .null: .null
+    case .bool(let flag): .bool(flag)
+    case .number(let number): .number(number)
+    case .string(let text): .string(text)
+    case .array(let items): .array(items.map(\.jsonValue))
+    case .object(let members):
+      .object(Dictionary(members.map { ($0.0, $0.1.jsonValue) }, uniquingKeysWith: { _, last in last }))
+    }
+  }
+
+  /// The member named `key` of an object.
+  subscript(key: String) -> OrderedJSON? {
+    guard case .object(let members) = self else { return nil }
+    return members.first { $0.0 == key }?.1
+  }
+
+  var string: String? {
+    if case .string(let text) = self { return text }
+    return nil
+  }
+
+  var number: Double? {
+    if case .number(let number) = self { return number }
+    return nil
+  }
+
+  var array: [OrderedJSON]? {
+    if case .array(let items) = self { return items }
+    return nil
+  }
+
+  var members: [(String, OrderedJSON)]? {
+    if case .object(let members) = self { return members }
+    return nil
+  }
+
+  /// Compact JSON text, members in order; integral numbers without a fraction.
+  var jsonText: String {
+    var out = ""
+    write(to: &out)
+    return out
+  }
+
+  private func write(to out: inout String) {
+    switch self {
+    case .null: out += "null"
+    case .bool(let flag): out += flag ? "true" : "false"
+    case .number(let number): out += Self.format(number)
+    case .string(let text): out += Self.quote(text)
+    case .array(let items):
+      out += "["
+      for (index, item) in items.enumerated() {
+        if index > 0 { out += "," }
+        item.write(to: &out)
+      }
+      out += "]"
+    case .object(let members):
+      out += "{"
+      for (index, (key, value)) in members.enumerated() {
+        if index > 0 { out += "," }
+        out += Self.quote(key) + ":"
+        value.write(to: &out)
+      }
+      out += "}"
+    }
+  }
+
+  static func format(_ number: Double) -> String {
+    if number.isFinite, number == number.rounded(), abs(number) < 1e15 {
+      return String(Int64(number))
+    }
+    return number.isFinite ? "\(number)" : "null"
+  }
+
+  /// A JSON string literal: quotes, backslashes and control characters escaped.
+  static func quote(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      case _ where scalar.value < 0x20:
+        out += String(format: "\\u%04x", scalar.value)
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
+  }
+}
+
+extension OrderedJSON: Encodable {
+  /// Encodes members in order; an encoder that sorts or hashes its keys (as
+  /// Foundation's does on Linux) may still reorder them on the wire.
+  func encode(to encoder: any Encoder) throws {
+    switch self {
+    case .null:
+      var container = encoder.singleValueContainer()
+      try container.encodeNil()
+    case .bool(let flag):
+      var container = encoder.singleValueContainer()
+      try container.encode(flag)
+    case .number(let number):
+      var container = encoder.singleValueContainer()
+      if number.isFinite, number == number.rounded(), abs(number) < 1e15 {
+        try container.encode(Int64(number))
+      } else {
+        try container.encode(number)
+      }
+    case .string(let text):
+      var container = encoder.singleValueContainer()
+      try container.encode(text)
+    case .array(let items):
+      var container = encoder.unkeyedContainer()
+      for item in items { try container.encode(item) }
+    case .object(let members):
+      var container = encoder.container(keyedBy: MemberKey.self)
+      for (key, value) in members { try container.encode(value, forKey: MemberKey(key)) }
+    }
+  }
+
+  private struct MemberKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+  }
+}
