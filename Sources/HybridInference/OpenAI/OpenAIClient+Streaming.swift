@@ -73,7 +73,10 @@ private struct OpenAIStreamAttempt {
     if SSEEvent.opensErrorObject(data), let error = OpenAIErrorMapping.streamError(json, apiKey: client.apiKey) {
       throw error
     }
-    let chunk = try client.decodeCompletion(json)
-    try delivery.deliver(chunk.response(fallbackModel: client.modelName))
+    let delta = try client.decodeCompletion(json).response(fallbackModel: client.modelName)
+    // The role-only first chunk (and any other that carries nothing) is not
+    // passed on: it would only be an empty snapshot.
+    guard delta.usageMetadata != nil || delta.candidates.contains(where: { !$0.isEmpty }) else { return }
+    try delivery.deliver(delta)
   }
 }
