@@ -117,7 +117,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     defer { handle.pool.giveBack(lease) }
     let name = model.name
     let generation = GenerationRequest(
-      messages: messages, template: ChatTemplate(template: model.chatTemplate),
+      messages: messages, template: model.template,
       maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
       sampler: { try SamplerChain(options: options) },
       onText: { text in
