@@ -79,7 +79,8 @@ final class ChatTemplateReferenceTests: XCTestCase {
       let common = zip(output, want).prefix { $0 == $1 }.count
       let got = String(output.dropFirst(max(0, common - 20)).prefix(60))
       let wanted = String(want.dropFirst(max(0, common - 20)).prefix(60))
-      return "[\(label)] output differs at character \(common): got \(got.debugDescription), want \(wanted.debugDescription)"
+      return
+        "[\(label)] output differs at character \(common): got \(got.debugDescription), want \(wanted.debugDescription)"
     case (.failure(let error), let want?):
       _ = want
       return "[\(label)] engine throws \(error) where jinja2 renders"

@@ -63,6 +63,10 @@ enum JinjaFilters {
       return .array((argument(2, "reverse")?.truthy ?? false) ? pairs.reversed() : pairs)
     case "list":
       return .array(try value.iterated(line: line))
+    case "selectattr", "rejectattr", "select", "reject",
+      "map" where !value.truthy:
+      // jinja2 skips a falsy sequence (`none | selectattr(...)` is empty).
+      return .array([])
     case "selectattr", "rejectattr", "select", "reject":
       let byAttribute = name.hasSuffix("attr")
       let offset = byAttribute ? 1 : 0

@@ -211,10 +211,6 @@ struct JinjaParser {
     while !needsPipe || skip(symbol: "|") {
       needsPipe = true
       let name = try expectName()
-      guard JinjaFilters.names.contains(name) else {
-        index -= 1
-        throw error("no filter named '\(name)'", kind: .unsupported)
-      }
       filters.append((name, current.kind == .symbol("(") ? try parseCallArguments() : JinjaCallArguments()))
     }
     return filters
