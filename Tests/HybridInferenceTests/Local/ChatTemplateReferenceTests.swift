@@ -16,8 +16,13 @@ final class ChatTemplateReferenceTests: XCTestCase {
   /// The date the reference renders gave `strftime_now` (2025-03-07 09:30 UTC).
   private static let now = Date(timeIntervalSince1970: 1_741_339_800)
 
-  /// Templates left out of the comparison, with why.
-  private static let leftOut: [String: String] = [:]
+  /// Template × conversation pairs left out of the comparison, with why.
+  private static let leftOut: [String: String] = [
+    "llama-cpp-deepseek-r1.jinja × tool definitions":
+      "jinja2's `map` returns a generator, which `tojson` refuses; the engine's `map` returns a list and renders",
+    "meetkai-functionary-medium-v3.1.jinja × tool definitions":
+      "`'...'|safe + text` is a Markup concatenation that HTML-escapes `text` in jinja2; the engine has no Markup type",
+  ]
 
   private struct Expected: Decodable {
     var output: String?
@@ -37,11 +42,14 @@ final class ChatTemplateReferenceTests: XCTestCase {
     var identical = 0
     var total = 0
     var failures: [String] = []
-    for (name, rows) in reference.results.sorted(by: { $0.key < $1.key }) where Self.leftOut[name] == nil {
+    for (name, rows) in reference.results.sorted(by: { $0.key < $1.key }) {
       let source = try String(
         contentsOf: Self.fixtures.appendingPathComponent("templates/\(name)"), encoding: .utf8)
       var firstDifference: String?
       for (conversation, expected) in zip(corpus, rows) {
+        guard case .dict(let fields) = conversation,
+          Self.leftOut["\(name) × \(fields["name"]?.pythonString ?? "")"] == nil
+        else { continue }
         total += 1
         let difference = Self.compare(source, conversation, expected)
         if let difference {

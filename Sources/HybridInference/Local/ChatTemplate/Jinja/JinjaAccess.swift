@@ -21,6 +21,8 @@ enum JinjaAccess {
       throw JinjaError(kind: .runtime, message: "'\(baseName)' is undefined (indexing)", line: line)
     case (.dict(let dict), .string(let name)):
       return dict[name] ?? .undefined(name)
+    case (.dict(let dict), _):
+      return dict[JinjaDict.storageKey(key)] ?? .undefined("item")
     case (.namespace(let namespace), .string(let name)):
       return namespace.attributes[name] ?? .undefined(name)
     case (.array(let items), _):

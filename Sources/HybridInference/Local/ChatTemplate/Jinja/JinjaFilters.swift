@@ -44,7 +44,7 @@ enum JinjaFilters {
     case "items":
       switch value {
       case .undefined: return .array([])
-      case .dict(let dict): return .array(dict.pairs.map { .array([.string($0.0), $0.1]) })
+      case .dict(let dict): return .array(dict.items)
       default: throw JinjaError(kind: .runtime, message: "items filter expects a mapping", line: line)
       }
     case "dictsort":
@@ -53,7 +53,7 @@ enum JinjaFilters {
       }
       let byValue = argument(1, "by")?.pythonString == "value"
       let caseSensitive = argument(0, "case_sensitive")?.truthy ?? false
-      var pairs = dict.pairs.map { JinjaValue.array([.string($0.0), $0.1]) }
+      var pairs = dict.items
       pairs = try sorted(pairs, line: line) { pair in
         guard case .array(let two) = pair else { return pair }
         let key = two[byValue ? 1 : 0]
@@ -63,11 +63,9 @@ enum JinjaFilters {
       return .array((argument(2, "reverse")?.truthy ?? false) ? pairs.reversed() : pairs)
     case "list":
       return .array(try value.iterated(line: line))
-    case "selectattr", "rejectattr", "select", "reject",
-      "map" where !value.truthy:
-      // jinja2 skips a falsy sequence (`none | selectattr(...)` is empty).
-      return .array([])
     case "selectattr", "rejectattr", "select", "reject":
+      // jinja2 skips a falsy sequence (`none | selectattr(...)` is empty).
+      guard value.truthy else { return .array([]) }
       let byAttribute = name.hasSuffix("attr")
       let offset = byAttribute ? 1 : 0
       var kept: [JinjaValue] = []
@@ -84,6 +82,7 @@ enum JinjaFilters {
       }
       return .array(kept)
     case "map":
+      guard value.truthy else { return .array([]) }
       let items = try value.iterated(line: line)
       if let attribute = arguments.keyword.first(where: { $0.0 == "attribute" })?.1 {
         let fallback = arguments.keyword.first { $0.0 == "default" }?.1

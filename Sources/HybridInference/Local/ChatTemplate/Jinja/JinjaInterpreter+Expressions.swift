@@ -21,7 +21,7 @@ extension JinjaInterpreter {
     case .dict(let pairs):
       var dict = JinjaDict()
       for (key, value) in pairs {
-        dict[try evaluate(key, scope, line).pythonString] = try evaluate(value, scope, line)
+        dict.set(try evaluate(key, scope, line), try evaluate(value, scope, line))
       }
       return .dict(dict)
     case .attribute(let base, let name):

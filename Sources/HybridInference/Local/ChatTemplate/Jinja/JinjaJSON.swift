@@ -69,7 +69,7 @@ enum JinjaJSON {
       for (index, key) in keys.enumerated() {
         if index > 0 { out += style.item }
         newline(&out, level + 1, style)
-        quote(key, into: &out, ascii: style.ascii)
+        quote(jsonKey(dict.keyValue(key)), into: &out, ascii: style.ascii)
         out += style.key
         try write(dict[key] ?? .none, into: &out, level: level + 1, style: style, line: line)
       }
@@ -78,6 +78,15 @@ enum JinjaJSON {
     case .namespace, .callable, .undefined:
       throw JinjaError(
         kind: .runtime, message: "Object of type \(value.typeName) is not JSON serializable", line: line)
+    }
+  }
+
+  /// json.dumps turns non-string keys into strings: 1 → "1", True → "true", None → "null".
+  private static func jsonKey(_ key: JinjaValue) -> String {
+    switch key {
+    case .bool(let flag): flag ? "true" : "false"
+    case .none: "null"
+    default: key.pythonString
     }
   }
 

@@ -30,11 +30,11 @@ enum JinjaMethods {
     switch name {
     case "get":
       return { arguments, _ in
-        guard case .string(let key)? = arguments.value(0, "key") else { return arguments.value(1, "default") ?? .none }
-        return dict[key] ?? arguments.value(1, "default") ?? .none
+        guard let key = arguments.value(0, "key") else { return arguments.value(1, "default") ?? .none }
+        return dict[JinjaDict.storageKey(key)] ?? arguments.value(1, "default") ?? .none
       }
-    case "items": return { _, _ in .array(dict.pairs.map { .array([.string($0.0), $0.1]) }) }
-    case "keys": return { _, _ in .array(dict.keys.map { .string($0) }) }
+    case "items": return { _, _ in .array(dict.items) }
+    case "keys": return { _, _ in .array(dict.keys.map { dict.keyValue($0) }) }
     case "values": return { _, _ in .array(dict.pairs.map(\.1)) }
     default:
       guard mutating.contains(name) else { return nil }

@@ -88,8 +88,7 @@ enum JinjaOperators {
       return needle.isEmpty || text.contains(needle)
     case .array(let items): return items.contains { $0.pythonEquals(item) }
     case .dict(let dict):
-      guard case .string(let key) = item else { return false }
-      return dict[key] != nil
+      return dict[JinjaDict.storageKey(item)] != nil
     case .namespace(let namespace):
       guard case .string(let key) = item else { return false }
       return namespace.attributes[key] != nil

@@ -23,7 +23,7 @@ extension JinjaValue {
     case .string(let text): Self.quoted(text)
     case .array(let items): "[" + items.map(\.pythonRepr).joined(separator: ", ") + "]"
     case .dict(let dict):
-      "{" + dict.pairs.map { Self.quoted($0.0) + ": " + $0.1.pythonRepr }.joined(separator: ", ") + "}"
+      "{" + dict.pairs.map { dict.keyValue($0.0).pythonRepr + ": " + $0.1.pythonRepr }.joined(separator: ", ") + "}"
     case .namespace(let namespace): "<Namespace \(JinjaValue.dict(namespace.attributes).pythonRepr)>"
     case .callable(let function): "<function \(function.name)>"
     }

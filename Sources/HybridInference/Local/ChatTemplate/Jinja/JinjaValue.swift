@@ -54,7 +54,7 @@ enum JinjaValue {
     switch self {
     case .undefined: return []
     case .array(let items): return items
-    case .dict(let dict): return dict.keys.map { .string($0) }
+    case .dict(let dict): return dict.keys.map { dict.keyValue($0) }
     case .string(let text): return text.map { .string(String($0)) }
     default: throw JinjaError(kind: .runtime, message: "'\(typeName)' object is not iterable", line: line)
     }
@@ -84,6 +84,26 @@ struct JinjaDict {
   }
 
   var pairs: [(String, JinjaValue)] { keys.map { ($0, storage[$0] ?? .none) } }
+
+  /// Keys that are not strings (`{0: 'a'}` in a template) are stored under
+  /// an encoded string; this is the key as the template wrote it.
+  private var nonStringKeys: [String: JinjaValue] = [:]
+
+  static func storageKey(_ key: JinjaValue) -> String {
+    if case .string(let text) = key { return text }
+    return "\u{1}" + key.pythonRepr
+  }
+
+  func keyValue(_ stored: String) -> JinjaValue { nonStringKeys[stored] ?? .string(stored) }
+
+  mutating func set(_ key: JinjaValue, _ value: JinjaValue) {
+    let stored = Self.storageKey(key)
+    if case .string = key {} else { nonStringKeys[stored] = key }
+    self[stored] = value
+  }
+
+  /// `(key, value)` pairs with the keys as written.
+  var items: [JinjaValue] { pairs.map { .array([keyValue($0.0), $0.1]) } }
 }
 
 /// `namespace()`: the one mutable object templates have, so that a loop can
