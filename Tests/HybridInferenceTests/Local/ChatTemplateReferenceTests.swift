@@ -24,6 +24,8 @@ final class ChatTemplateReferenceTests: XCTestCase {
       "jinja2's `map` returns a generator, which `tojson` refuses; the engine's `map` returns a list and renders",
     "meetkai-functionary-medium-v3.1.jinja × tool definitions":
       "`'...'|safe + text` is a Markup concatenation that HTML-escapes `text` in jinja2; the engine has no Markup type",
+    "meetkai-functionary-medium-v3.1.jinja × tool call and result":
+      "`'...'|safe + text` is a Markup concatenation that HTML-escapes `text` in jinja2; the engine has no Markup type",
   ]
 
   private struct Expected: Decodable {
