@@ -48,6 +48,9 @@ awk -v kv="$KV_MIB" '/with 1 session/ {one=$(NF-1)} /with 4 session/ {four=$(NF-
     END {printf "four sessions %.1f MiB vs one + 4 x KV = %.1f MiB: %s\n", four, one + 4*kv, (four <= one + 4*kv) ? "within target" : "over target"}' \
     "$OUT/memory" | tee -a "$OUT/memory"
 
+step "chat template render, 50 turns"
+"$BIN/local-benchmark" render "$MODEL" | tee "$OUT/render"
+
 step "cloud client beside curl, routing overhead, dead link"
 "$BIN/cloud-benchmark" --local-model "$MODEL" | tee "$OUT/cloud"
 
@@ -87,6 +90,8 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo; echo '```'; cat "$OUT/cancel"; echo '```'; echo
     echo "## 5. Memory (target: four sessions <= one + 4 x KV cache)"
     echo; echo '```'; cat "$OUT/memory"; echo '```'; echo
+    echo "## 7. Chat template render (issue 10, target: a 50-turn conversation under 1 ms)"
+    echo; echo '```'; cat "$OUT/render"; echo '```'; echo
     echo "## 3, 4. Cloud client beside curl, routing overhead"
     echo
     sed 's/^## /### /' "$OUT/cloud"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Creates $HI_VENV with pinned build/conversion tools (binary wheels only).
+# Creates $HI_VENV with pinned build/conversion tools (binary wheels only), and jinja2,
+# the reference renderer of scripts/render-chat-templates.py.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-PINS=(cmake==3.31.10 ninja==1.13.0 numpy==2.3.5 gguf==0.17.1 pyyaml==6.0.2 tqdm==4.67.1)
+PINS=(cmake==3.31.10 ninja==1.13.0 numpy==2.3.5 gguf==0.17.1 pyyaml==6.0.2 tqdm==4.67.1 jinja2==3.1.6 markupsafe==3.0.2)
 STAMP="$HI_VENV/.hi-stamp"
 WANT="$(printf '%s\n' "${PINS[@]}")"
 

@@ -1,5 +1,5 @@
 import Foundation
-import HybridInference
+@_spi(Benchmarks) import HybridInference
 
 // Local benchmarks of issue 4: throughput beside llama-bench, multi-turn time to
 // first token with and without KV reuse, cancellation latency, and peak memory
@@ -9,6 +9,7 @@ import HybridInference
 //   local-benchmark multiturn <model.gguf>
 //   local-benchmark cancel <model.gguf>
 //   local-benchmark memory <model.gguf> <sessions>
+//   local-benchmark render <model.gguf>   (issue 10: a 50-turn prompt on the model's own template)
 
 let arguments = CommandLine.arguments
 
@@ -24,6 +25,14 @@ do {
   }
   let path = arguments[2]
   switch arguments[1] {
+  case "render":
+    let figures = try await ChatTemplateBenchmark.run(modelPath: path, turns: 50, iterations: 501)
+    print(
+      String(
+        format:
+          "50-turn conversation on the model's own template: render %.3f ms (median of 501; the engine alone %.3f ms), parse %.3f ms once, %d characters, %@",
+        figures.renderMilliseconds, figures.engineMilliseconds, figures.parseMilliseconds, figures.promptCharacters,
+        figures.usedModelTemplate ? "model template" : "FALLBACK"))
   case "throughput":
     guard arguments.count >= 4 else { throw BenchmarkError("throughput needs the llama-bench path") }
     let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2

@@ -123,7 +123,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let name = model.name
     let answer = Locked("")
     var generation = GenerationRequest(
-      messages: messages, template: ChatTemplate(template: model.chatTemplate),
+      messages: messages, template: model.template,
       maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
       sampler: { try SamplerChain(options: options, grammar: grammar.map { ($0, model.vocab) }) },
       onText: { text in
@@ -134,6 +134,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             modelVersion: Self.modelVersion, localModelName: name))
       })
     generation.stopsAtCompleteJSON = grammar != nil
+    generation.log = request.logHandler
     let context = lease.context
     let turn = generation
     let outcome = try await context.run { pointer, window in

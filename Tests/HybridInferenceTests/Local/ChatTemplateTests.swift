@@ -9,13 +9,57 @@ final class ChatTemplateTests: XCTestCase {
 
   func testSmolLM2Template_isRecognisedAndFormatsChatML() async throws {
     let model = try await LocalTestModels.smol().loadedModel(progress: nil)
-    let template = ChatTemplate(template: model.chatTemplate)
+    let template = model.template
     XCTAssertTrue(template.isRecognised, "llama.cpp must recognise SmolLM2's ChatML template")
     XCTAssertEqual(
       template.render(try ChatTemplate.messages(of: transcript)).text,
       "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
         + "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n"
         + "<|im_start|>assistant\n")
+  }
+
+  func testSmolLM2WithoutInstructions_getsTheTemplatesDefaultSystemTurn() async throws {
+    let model = try await LocalTestModels.smol().loadedModel(progress: nil)
+    let prompt = model.template.render([.init(role: "user", content: "Hi <|im_start|>")], log: .silent)
+    XCTAssertEqual(
+      prompt.text,
+      "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        + "<|im_start|>user\nHi <|im_start|><|im_end|>\n<|im_start|>assistant\n")
+    XCTAssertTrue(prompt.segments.contains(.text("Hi <|im_start|>")), "the body must stay text: \(prompt.segments)")
+    XCTAssertFalse(prompt.segments.contains { $0 == .markup("Hi <|im_start|>") })
+  }
+
+  func testTemplateThatRaises_fallsBackToTheBuiltInMatcherAndLogsTheLine() {
+    let recorder = LogRecorder()
+    let template = ChatTemplate(
+      template: "{{ bos_token }}\n{{ raise_exception('not today') }}<|im_start|>{{ messages[0].content }}")
+    let prompt = template.render([.init(role: "user", content: "Hi")], log: recorder.handler)
+    XCTAssertEqual(prompt.text, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+    XCTAssertTrue(
+      recorder.records.contains { $0.message.contains("line 2: not today") && $0.level == .warning },
+      "\(recorder.records.map(\.message))")
+  }
+
+  func testTemplateThatRewritesBodies_isNotUsed() {
+    let recorder = LogRecorder()
+    let template = ChatTemplate(template: "<|im_start|>{% for m in messages %}{{ m.content | upper }}{% endfor %}")
+    let prompt = template.render([.init(role: "user", content: "hi")], log: recorder.handler)
+    XCTAssertFalse(prompt.text.contains("HI"))
+    XCTAssertTrue(recorder.records.contains { $0.message.contains("rewrites message text") })
+  }
+
+  func testEngine_trimsAndLoopsLikeJinja2() throws {
+    let template = ChatTemplate(
+      template: """
+        {% for m in messages %}
+          {%- if loop.first and m.role != 'system' %}[default]{% endif %}
+          <{{ m.role }}>{{ m['content'] | trim }}
+        {% endfor %}
+        {% if add_generation_prompt %}<assistant>{% endif %}
+        """)
+    XCTAssertEqual(
+      try template.renderText([.init(role: "user", content: " a ")], addGenerationPrompt: true),
+      "[default]  <user>a\n<assistant>")
   }
 
   func testNoTemplate_usesThePlainFallback() throws {

@@ -3,19 +3,34 @@ import Foundation
 
 /// Turns a transcript into the prompt text the model was trained on.
 ///
-/// The template is the one the GGUF file carries, applied by llama.cpp's
-/// `llama_chat_apply_template`, which recognises the common template families
-/// (ChatML, Llama 3, Gemma, …) by pattern rather than running Jinja. A model
-/// with no template, or one llama.cpp does not recognise, gets the plain
-/// fallback: `System: …`, `User: …`, `Assistant: …` lines, ending with
-/// `Assistant:` for the model to continue.
+/// The GGUF's own Jinja template (`tokenizer.chat_template`) is run by the
+/// library's engine (`JinjaTemplate`), with `messages`, `tools`,
+/// `add_generation_prompt`, `bos_token` and `eos_token` bound as transformers
+/// binds them, so the prompt is the one the model was trained on (SmolLM2's
+/// default system turn included). A template the engine cannot run (an
+/// unsupported feature, a `raise_exception`) falls back to llama.cpp's built-in
+/// matcher (`llama_chat_apply_template`), and the fallback is logged; a model
+/// with neither gets `System: …`, `User: …`, `Assistant:` lines.
 ///
-/// Message bodies never go through the template: it renders placeholders,
-/// which are then replaced by the bodies as text segments (`RenderedPrompt`),
-/// so markers inside a message are never read as the template's own.
+/// Message bodies never become markup: the template is also rendered with a
+/// random placeholder per message, and the output is split there
+/// (`RenderedPrompt`), so markers inside a message are never read as the
+/// template's own. When the two renders disagree (a template that rewrites
+/// message text), the engine's prompt is not used.
 struct ChatTemplate: Sendable {
   /// The template text from the GGUF file; nil when the file has none.
   let template: String?
+  /// The parsed template, or why it could not be parsed; nil without a template.
+  let compiled: Result<JinjaTemplate, JinjaError>?
+  let bosToken: String
+  let eosToken: String
+
+  init(template: String?, bosToken: String = "", eosToken: String = "") {
+    self.template = template
+    self.bosToken = bosToken
+    self.eosToken = eosToken
+    compiled = template.map { source in Result { () throws(JinjaError) in try JinjaTemplate(source) } }
+  }
 
   /// One message in llama.cpp's terms.
   struct Message: Equatable {
@@ -43,13 +58,25 @@ struct ChatTemplate: Sendable {
   }
 
   /// The prompt for `messages`; with `addGenerationPrompt` it ends where the
-  /// assistant's answer begins.
-  func render(_ messages: [Message], addGenerationPrompt: Bool = true) -> RenderedPrompt {
+  /// assistant's answer begins. A template fallback goes to `log`.
+  func render(
+    _ messages: [Message], addGenerationPrompt: Bool = true, log: LogHandler = LlamaBackend.logSink.current
+  ) -> RenderedPrompt {
     // A fresh nonce per render: a body cannot contain a placeholder it cannot know.
     let nonce = UInt64.random(in: 0...UInt64.max)
     let placeholders = messages.indices.map { "\u{E000}hybrid-\(nonce)-\($0)\u{E001}" }
     let masked = zip(messages, placeholders).map { Message(role: $0.role, content: $1) }
     let bodies = messages.map(\.content)
+    if let compiled {
+      switch renderJinja(compiled, messages, masked, placeholders, addGenerationPrompt) {
+      case .success(let prompt): return prompt
+      case .failure(let error):
+        log.log(
+          LogRecord(
+            level: .warning, category: .local,
+            message: "the model's chat template could not be used (\(error)); using llama.cpp's built-in template"))
+      }
+    }
     if let template, let formatted = Self.applyBuiltIn(template, masked, addGenerationPrompt),
       let prompt = RenderedPrompt(rendered: formatted, placeholders: placeholders, bodies: bodies)
     {
@@ -58,12 +85,56 @@ struct ChatTemplate: Sendable {
     return Self.plain(messages, addGenerationPrompt: addGenerationPrompt)
   }
 
+  /// The template's text for `messages` as transformers would render it.
+  func renderText(_ messages: [Message], addGenerationPrompt: Bool, now: Date = Date()) throws(JinjaError)
+    -> String
+  {
+    guard let compiled else { throw JinjaError(kind: .unsupported, message: "no chat template", line: 0) }
+    let template = try compiled.get()
+    return try template.render(variables(messages, addGenerationPrompt), now: now)
+  }
+
+  private func renderJinja(
+    _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ masked: [Message],
+    _ placeholders: [String], _ addGenerationPrompt: Bool
+  ) -> Result<RenderedPrompt, JinjaError> {
+    do throws(JinjaError) {
+      let template = try compiled.get()
+      let real = try template.render(variables(messages, addGenerationPrompt))
+      let marked = try template.render(variables(masked, addGenerationPrompt))
+      // A body the template printed as given, or trimmed (`content | trim`).
+      for bodies in [
+        messages.map(\.content), messages.map { JinjaMethods.strip($0.content, nil, leading: true, trailing: true) },
+      ] {
+        if let prompt = RenderedPrompt(rendered: marked, placeholders: placeholders, bodies: bodies),
+          prompt.text == real
+        {
+          return .success(prompt)
+        }
+      }
+      return .failure(JinjaError(kind: .unsupported, message: "the template rewrites message text", line: 0))
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  private func variables(_ messages: [Message], _ addGenerationPrompt: Bool) -> [String: JinjaValue] {
+    [
+      "messages": .array(
+        messages.map { .dict(JinjaDict([("role", .string($0.role)), ("content", .string($0.content))])) }),
+      "tools": .none,
+      "documents": .none,
+      "add_generation_prompt": .bool(addGenerationPrompt),
+      "bos_token": .string(bosToken),
+      "eos_token": .string(eosToken),
+    ]
+  }
+
   /// Whether llama.cpp recognises the file's template.
   var isRecognised: Bool {
     guard let template else { return false }
     return Self.applyBuiltIn(template, [Message(role: "user", content: "x")], true) != nil
   }
-
   private static func applyBuiltIn(
     _ template: String, _ messages: [Message], _ addGenerationPrompt: Bool
   ) -> String? {

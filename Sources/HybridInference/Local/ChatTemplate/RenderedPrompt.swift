@@ -28,17 +28,44 @@ struct RenderedPrompt: Equatable, Sendable {
   /// Nil when a placeholder is missing, repeated or out of order (a template
   /// that rewrote a body): the prompt would not be the messages given.
   init?(rendered: String, placeholders: [String], bodies: [String]) {
+    // Byte search, one pass: this runs on every request, on prompts of many turns.
+    let bytes = Array(rendered.utf8)
     var segments: [Segment] = []
-    var rest = Substring(rendered)
+    var cursor = 0
     for (placeholder, body) in zip(placeholders, bodies) {
-      guard let range = rest.range(of: placeholder) else { return nil }
-      if range.lowerBound > rest.startIndex { segments.append(.markup(String(rest[..<range.lowerBound]))) }
+      let needle = Array(placeholder.utf8)
+      guard let found = Self.find(needle, in: bytes, from: cursor) else { return nil }
+      if found > cursor { segments.append(.markup(String(decoding: bytes[cursor..<found], as: UTF8.self))) }
       if !body.isEmpty { segments.append(.text(body)) }
-      rest = rest[range.upperBound...]
-      if rest.contains(placeholder) { return nil }
+      cursor = found + needle.count
     }
-    if !rest.isEmpty { segments.append(.markup(String(rest))) }
+    if cursor < bytes.count { segments.append(.markup(String(decoding: bytes[cursor...], as: UTF8.self))) }
+    // Each placeholder exactly once: the prefix they share occurs once per placeholder.
+    var shared = Array(placeholders.first?.utf8 ?? "".utf8)
+    for placeholder in placeholders.dropFirst() {
+      shared = Array(zip(shared, placeholder.utf8).prefix { $0 == $1 }.map(\.0))
+    }
+    if !shared.isEmpty {
+      var count = 0
+      var from = 0
+      while let found = Self.find(shared, in: bytes, from: from) {
+        count += 1
+        from = found + shared.count
+      }
+      guard count == placeholders.count else { return nil }
+    }
     self.segments = segments
+  }
+
+  private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+    guard let first = needle.first, haystack.count >= needle.count else { return nil }
+    var index = start
+    let last = haystack.count - needle.count
+    while index <= last {
+      if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+      index += 1
+    }
+    return nil
   }
 
   init(segments: [Segment]) {

@@ -13,6 +13,8 @@ struct GenerationRequest: Sendable {
   /// True when a grammar constrains the answer to one JSON value: generation
   /// stops as soon as that value is complete, without waiting for an end token.
   var stopsAtCompleteJSON = false
+  /// Where a chat-template fallback is reported: the request's own handler.
+  var log: LogHandler = .silent
   var onText: @Sendable (String) -> Void
 }
 
@@ -32,7 +34,7 @@ extension LlamaContext {
   func generate(
     _ request: GenerationRequest, context: OpaquePointer, window: Int
   ) throws -> GenerationOutcome {
-    let prompt = try model.tokenize(request.template.render(request.messages))
+    let prompt = try model.tokenize(request.template.render(request.messages, log: request.log))
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     // Room for the answer: what the caller asked for, else a quarter of the
     // window up to 256 tokens. A conversation that no longer fits is an error,
@@ -89,7 +91,7 @@ extension LlamaContext {
   /// another session with the same instructions may reuse.
   private func instructionPrefix(of prompt: [llama_token], _ request: GenerationRequest) throws -> Int {
     guard let first = request.messages.first, first.role == "system" else { return 0 }
-    let alone = try model.tokenize(request.template.render([first], addGenerationPrompt: false))
+    let alone = try model.tokenize(request.template.render([first], addGenerationPrompt: false, log: .silent))
     return zip(alone, prompt).prefix { $0 == $1 }.count
   }
 

@@ -12,6 +12,8 @@ final class LlamaModel: @unchecked Sendable {
   let name: String?
   /// The chat template the file carries, if any.
   let chatTemplate: String?
+  /// The file's chat template, parsed once at load and shared by every request.
+  let template: ChatTemplate
   /// The context length the model was trained with.
   let trainedContextLength: Int
   let pointer: OpaquePointer
@@ -46,8 +48,18 @@ final class LlamaModel: @unchecked Sendable {
     self.pointer = loaded
     self.vocab = vocab
     self.name = file.name
-    self.chatTemplate = llama_model_chat_template(loaded, nil).map { String(cString: $0) }
+    let chatTemplate = llama_model_chat_template(loaded, nil).map { String(cString: $0) }
+    self.chatTemplate = chatTemplate
+    self.template = ChatTemplate(
+      template: chatTemplate, bosToken: Self.text(of: llama_vocab_bos(vocab), in: vocab),
+      eosToken: Self.text(of: llama_vocab_eos(vocab), in: vocab))
     self.trainedContextLength = Int(llama_model_n_ctx_train(loaded))
+  }
+
+  /// A special token's text (`<|im_start|>`), as transformers binds `bos_token`; empty when the vocabulary has none.
+  private static func text(of token: llama_token, in vocab: OpaquePointer) -> String {
+    guard token != LLAMA_TOKEN_NULL, let text = llama_vocab_get_text(vocab, token) else { return "" }
+    return String(cString: text)
   }
 
   deinit {

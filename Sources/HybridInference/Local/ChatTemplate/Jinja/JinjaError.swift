@@ -1,0 +1,24 @@
+/// Why a chat template could not be rendered, and where.
+///
+/// A template that fails is never half-applied: the caller falls back to
+/// llama.cpp's built-in matcher and logs this error, so a wrong prompt is
+/// always visible rather than silently different.
+struct JinjaError: Error, Equatable, Sendable, CustomStringConvertible {
+  enum Kind: Equatable, Sendable {
+    /// The template is not valid Jinja (as far as this engine reads it).
+    case syntax
+    /// Valid Jinja this engine does not implement (`include`, an unknown filter, ...).
+    case unsupported
+    /// An error while rendering (a type error, an undefined value used wrongly).
+    case runtime
+    /// The template called `raise_exception(message)`.
+    case raised
+  }
+
+  var kind: Kind
+  var message: String
+  /// The 1-based template line the error comes from.
+  var line: Int
+
+  var description: String { "chat template line \(line): \(message)" }
+}
