@@ -122,22 +122,9 @@ enum OrderedJSON: Sendable, Hashable {
     return number.isFinite ? "\(number)" : "null"
   }
 
-  /// A JSON string literal: quotes, backslashes and control characters escaped.
+  /// A JSON string literal (`JSONStringLiteral`).
   static func quote(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20:
-        out += String(format: "\\u%04x", scalar.value)
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
+    JSONStringLiteral.quoted(text)
   }
 }
 

@@ -44,7 +44,7 @@ enum JinjaJSON {
       out +=
         number.isNaN
         ? "NaN" : number.isInfinite ? (number < 0 ? "-Infinity" : "Infinity") : JinjaValue.pythonFloat(number)
-    case .string(let text): quote(text, into: &out, ascii: style.ascii)
+    case .string(let text): JSONStringLiteral.append(text, to: &out, asciiOnly: style.ascii)
     case .array(let items):
       guard !items.isEmpty else {
         out += "[]"
@@ -69,7 +69,7 @@ enum JinjaJSON {
       for (index, key) in keys.enumerated() {
         if index > 0 { out += style.item }
         newline(&out, level + 1, style)
-        quote(jsonKey(dict.keyValue(key)), into: &out, ascii: style.ascii)
+        JSONStringLiteral.append(jsonKey(dict.keyValue(key)), to: &out, asciiOnly: style.ascii)
         out += style.key
         try write(dict[key] ?? .none, into: &out, level: level + 1, style: style, line: line)
       }
@@ -93,32 +93,5 @@ enum JinjaJSON {
   private static func newline(_ out: inout String, _ level: Int, _ style: Style) {
     guard let indent = style.indent else { return }
     out += "\n" + String(repeating: indent, count: level)
-  }
-
-  private static func quote(_ text: String, into out: inout String, ascii: Bool) {
-    out += "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case "\u{08}": out += "\\b"
-      case "\u{0C}": out += "\\f"
-      default:
-        if scalar.value < 0x20 || (ascii && scalar.value > 0x7E) {
-          for unit in String(scalar).utf16 { out += "\\u" + hex4(unit) }
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    out += "\""
-  }
-
-  private static func hex4(_ unit: UInt16) -> String {
-    let digits = String(unit, radix: 16)
-    return String(repeating: "0", count: 4 - digits.count) + digits
   }
 }
