@@ -50,6 +50,7 @@ final class StructuredDeviceTests: XCTestCase {
       (
         #"{"type":"string","minLength":2,"maxLength":3}"#, [#""ab""#, #""abc""#], [#""a""#, #""abcd""#]
       ),
+      (#"{"type":"string","minLength":2}"#, [#""ab""#, #""abcdef""#], [#""a""#, #""""#]),
       (
         #"{"anyOf":[{"type":"integer"},{"type":"string","enum":["none"]}]}"#, ["3", #""none""#],
         ["true", #""some""#]
