@@ -21,6 +21,9 @@ step() { hi_log "bench: $*"; }
 step "local throughput beside llama-bench (threads $THREADS, batch 512, $RUNS runs)"
 "$BIN/local-benchmark" throughput "$MODEL" "$LLAMA_BENCH" "$THREADS" 512 "$RUNS" | tee "$OUT/throughput"
 
+step "grammar overhead: constrained vs unconstrained decode"
+"$BIN/local-benchmark" grammar "$MODEL" "$THREADS" "$RUNS" | tee "$OUT/grammar"
+
 step "multi-turn time to first token"
 "$BIN/local-benchmark" multiturn "$MODEL" | tee "$OUT/multiturn"
 
@@ -81,6 +84,8 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "directly (no library) beside it: it is itself slower than llama-bench by a"
     echo "similar margin, so most of the decode gap is the process, not the library."
     echo
+    echo "## Structured output: grammar overhead on decode (issue 11: under 15%)"
+    echo; echo '```'; cat "$OUT/grammar"; echo '```'; echo
     echo "## 2. Multi-turn time to first token (target: turn 8 <= 1.3x turn 1 with KV reuse)"
     echo; echo '```'; cat "$OUT/multiturn"; echo '```'; echo
     echo "## Cancellation on the default model (issue 5: within 100 ms)"

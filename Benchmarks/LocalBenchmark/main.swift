@@ -10,6 +10,7 @@ import Foundation
 //   local-benchmark cancel <model.gguf>
 //   local-benchmark memory <model.gguf> <sessions>
 //   local-benchmark render <model.gguf>   (issue 10: a 50-turn prompt on the model's own template)
+//   local-benchmark grammar <model.gguf> [threads] [runs]
 
 let arguments = CommandLine.arguments
 
@@ -82,6 +83,29 @@ do {
     )
     print(
       "a new session answering 'Hi': \(format(median(coldTurns))) ms creating its llama context, \(format(median(warmTurns))) ms taking one from the pool"
+    )
+  case "grammar":
+    let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
+    let runs = arguments.count > 4 ? Int(arguments[4]) ?? 7 : 7
+    let model = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads)
+    try await model.prepare()
+    _ = try await GrammarOverhead.decode(model: model, tokens: 8, constrained: true)  // warm-up
+    // Interleaved, one of each per run, so both see the same machine.
+    var (free, constrained) = ([Double](), [Double]())
+    var counts = (0, 0)
+    for _ in 0..<runs {
+      let (freeRate, freeTokens) = try await GrammarOverhead.decode(model: model, tokens: 128, constrained: false)
+      let (rate, tokens) = try await GrammarOverhead.decode(model: model, tokens: 128, constrained: true)
+      free.append(freeRate)
+      constrained.append(rate)
+      counts = (freeTokens, tokens)
+    }
+    let (freeMedian, constrainedMedian) = (median(free), median(constrained))
+    print(
+      "decode, greedy, same prompt: unconstrained \(format(freeMedian)) t/s (\(counts.0) tokens), constrained by a JSON Schema grammar \(format(constrainedMedian)) t/s (\(counts.1) tokens)"
+    )
+    print(
+      "constrained / unconstrained: \(format(constrainedMedian / freeMedian, 3)); grammar cost \(format((1 - constrainedMedian / freeMedian) * 100)) % (target < 15 %)"
     )
   case "multiturn":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)

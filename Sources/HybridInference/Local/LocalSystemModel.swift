@@ -108,7 +108,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let grammar = try request.responseSchema.map { schema throws(HybridInferenceError) in
       try SchemaGrammar.gbnf(for: schema)
     }
-    let messages = try ChatTemplate.messages(of: request.transcript)
+    var messages = try ChatTemplate.messages(of: request.transcript)
+    if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let model = try await loadedModel(progress: nil)
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     // The cores first, then a context: a request waiting for its turn holds no context.
@@ -125,7 +126,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     var generation = GenerationRequest(
       messages: messages, template: model.template,
       maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
-      sampler: { try SamplerChain(options: options, grammar: grammar.map { ($0, model.vocab) }) },
+      sampler: { try SamplerChain(options: options, grammar: grammar.map { ($0, model) }) },
       onText: { text in
         if grammar != nil { answer.withLock { $0 += text } }
         yield(

@@ -119,7 +119,9 @@ struct SchemaGrammar {
     case "string":
       let least = Int(schema["minLength"]?.number ?? 0)
       guard let most = schema["maxLength"]?.number else {
-        return least == 0 ? primitive("string") : #""\"" char{\#(least),} "\"""#
+        if least == 0 { return primitive("string") }
+        _ = primitive("char")  // the rule the repetition names must be defined
+        return #""\"" char{\#(least),} "\"""#
       }
       _ = primitive("char")
       return #""\"" char{\#(least),\#(Int(most))} "\"""#

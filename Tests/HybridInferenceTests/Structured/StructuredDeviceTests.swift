@@ -50,6 +50,7 @@ final class StructuredDeviceTests: XCTestCase {
       (
         #"{"type":"string","minLength":2,"maxLength":3}"#, [#""ab""#, #""abc""#], [#""a""#, #""abcd""#]
       ),
+      (#"{"type":"string","minLength":2}"#, [#""ab""#, #""abcdef""#], [#""a""#, #""""#]),
       (
         #"{"anyOf":[{"type":"integer"},{"type":"string","enum":["none"]}]}"#, ["3", #""none""#],
         ["true", #""some""#]
@@ -89,14 +90,15 @@ final class StructuredDeviceTests: XCTestCase {
     }
     static let generationSchema = try! GenerationSchema(
       jsonSchema: #"""
-        {"type":"object","properties":{"name":{"type":"string","enum":["ann","bob"]},"count":{"type":"integer"},
+        {"type":"object","properties":{"name":{"type":"string","maxLength":12},"count":{"type":"integer"},
         "ok":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string","enum":["alpha","beta"]},"maxItems":3}},
         "required":["name","count","ok","tags"]}
         """#)
   }
 
   func testTinyModelConstrainedAlwaysDecodesOverFiftySeeds() async throws {
-    let model = try LocalTestModels.tiny()
+    // Room for the schema the prompt carries (SchemaPrompt) in the tiny vocabulary.
+    let model = try LocalTestModels.tiny(contextSize: 1024)
     for seed in 0..<50 {
       let session = GenerativeModelSession(model: model, logHandler: .silent)
       let options = HybridGenerationOptions.foundationModels(
@@ -108,6 +110,9 @@ final class StructuredDeviceTests: XCTestCase {
         return XCTFail("seed \(seed): \(error); \(String(reflecting: session.transcript.entries.last?.text))")
       }
       XCTAssertLessThanOrEqual(record.content.tags.count, 3)
+      // maxLength counted as the grammar counts it: well-formed UTF-8 only (UTF8ValidatorTests).
+      XCTAssertLessThanOrEqual(record.content.name.unicodeScalars.count, 12, "seed \(seed)")
+      XCTAssertFalse(record.jsonText.contains("\u{FFFD}"), "seed \(seed): \(record.jsonText)")
       XCTAssertNoThrow(try JSONPrefixParser.parse(record.jsonText))
     }
   }

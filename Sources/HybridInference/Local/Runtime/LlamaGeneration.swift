@@ -63,7 +63,7 @@ extension LlamaContext {
         finishReason = .maxTokens
         break
       }
-      let token = sampler.sample(context)
+      let token = try sampler.sample(context)
       if model.isEndOfGeneration(token) { break }
       generated += 1
       let text = decoder.decode(model.piece(of: token))

@@ -3,8 +3,8 @@ import Foundation
 
 /// A GGUF model loaded by llama.cpp: its weights, vocabulary and chat template.
 ///
-/// `@unchecked Sendable` without a lock, on purpose: nothing here changes after
-/// `init`, and llama.cpp supports any number of contexts evaluating one model
+/// `@unchecked Sendable`, on purpose: nothing here changes after `init` but
+/// the vocabulary byte table, built once behind its own lock, and llama.cpp supports any number of contexts evaluating one model
 /// at once. Every mutable llama.cpp object lives in a `LlamaContext`.
 final class LlamaModel: @unchecked Sendable {
   let path: String
@@ -18,6 +18,8 @@ final class LlamaModel: @unchecked Sendable {
   let trainedContextLength: Int
   let pointer: OpaquePointer
   let vocab: OpaquePointer
+  /// The one lazily built piece of state, behind its own lock.
+  private let vocabularyBytesCache = Locked<VocabularyBytes?>(nil)
 
   /// Loads `file` (already checked by `GGUFFile`) on the calling thread.
   init(path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?) throws(HybridInferenceError) {
@@ -107,6 +109,17 @@ final class LlamaModel: @unchecked Sendable {
       length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
     }
     return buffer.prefix(Int(max(length, 0))).map { UInt8(bitPattern: $0) }
+  }
+
+  /// Every token's bytes, for constrained sampling; read on first use (tens
+  /// of milliseconds) and kept with the model.
+  var vocabularyBytes: VocabularyBytes {
+    vocabularyBytesCache.withLock { cached in
+      if let cached { return cached }
+      let table = VocabularyBytes(model: self)
+      cached = table
+      return table
+    }
   }
 
   /// Whether `token` ends the answer (end of sequence, end of turn).

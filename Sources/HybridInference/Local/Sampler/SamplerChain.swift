@@ -12,12 +12,15 @@ final class SamplerChain {
   static let defaultTopP: Float = 0.95
 
   let pointer: UnsafeMutablePointer<llama_sampler>
+  /// The response schema's grammar, checked beside the chain (not in it).
+  private let constraint: GrammarConstraint?
 
   /// - Parameter grammar: A GBNF grammar (start rule `root`) the answer must
-  ///   follow, with the vocabulary it is applied to; it goes first in the
-  ///   chain, so every later sampler only sees tokens the grammar allows.
+  ///   follow, with the model whose vocabulary it is applied to. It is kept
+  ///   beside the chain and checked lazily (`GrammarConstraint`), because
+  ///   filtering the whole vocabulary first costs more than the decode step.
   init(
-    options: GenerationOptions?, grammar: (text: String, vocab: OpaquePointer)? = nil
+    options: GenerationOptions?, grammar: (text: String, model: LlamaModel)? = nil
   ) throws(HybridInferenceError) {
     var params = llama_sampler_chain_default_params()
     params.no_perf = true
@@ -25,13 +28,13 @@ final class SamplerChain {
       throw .generationFailed("llama.cpp could not create a sampler")
     }
     pointer = chain
-    if let grammar {
-      // NULL when llama.cpp's parser refuses the grammar (or the vocabulary
-      // cannot express it): a typed error, so a hybrid can fall back.
-      guard let sampler = llama_sampler_init_grammar(grammar.vocab, grammar.text, "root") else {
-        throw .unsupportedRequest("llama.cpp refused the response schema's grammar")
+    do {
+      constraint = try grammar.map { grammar throws(HybridInferenceError) in
+        try GrammarConstraint(grammar: grammar.text, model: grammar.model)
       }
-      llama_sampler_chain_add(chain, sampler)
+    } catch {
+      llama_sampler_free(chain)
+      throw error
     }
     let temperature = options?.temperature.map(Float.init) ?? Self.defaultTemperature
     switch options?.sampling?.kind {
@@ -58,8 +61,10 @@ final class SamplerChain {
   }
 
   /// Samples (and accepts) the next token from the context's last logits.
-  func sample(_ context: OpaquePointer) -> llama_token {
-    llama_sampler_sample(pointer, context, -1)
+  /// - Throws: only with a grammar, when no token can continue it.
+  func sample(_ context: OpaquePointer) throws(HybridInferenceError) -> llama_token {
+    guard let constraint else { return llama_sampler_sample(pointer, context, -1) }
+    return try constraint.sample(chain: pointer, context: context)
   }
 
   private func add(_ sampler: UnsafeMutablePointer<llama_sampler>?) {

@@ -1,0 +1,62 @@
+// swift-format-ignore-file
+// (The DESIGN.md §6 structured-output lines below are kept byte for byte as written there.)
+
+import Foundation
+import HybridInference
+import TestPrerequisites
+import XCTest
+
+/// DESIGN.md §6: the structured-output part of the second contract snippet,
+/// unchanged, compiles against the library and runs on the default model.
+/// Prefer-on-device answers on the device; the cloud secondary points at a
+/// closed loopback port, so a fallback would fail the test rather than pass
+/// it quietly.
+final class StructuredContractSnippetTests: XCTestCase {
+  func testDesignStructuredOutputSnippetCompilesAndRuns() async throws {
+    guard LocalSystemModel.default.isAvailable else {
+      throw Prerequisite.missing("the default model (run make test, which provisions it); the snippet compiled")
+    }
+    let results = try await structuredOutputSnippet()
+    XCTAssertEqual(results.recipe.rawResponse.modelVersion, LocalSystemModel.modelVersion)
+    XCTAssertFalse(results.recipe.content.title.isEmpty)
+    guard case .number? = results.any.content["n"] else {
+      return XCTFail("n is not a number: \(results.any.jsonText)")
+    }
+    XCTAssertEqual(results.any.rawResponse.modelVersion, LocalSystemModel.modelVersion)
+  }
+}
+
+// ---- DESIGN.md §6, verbatim (the structured-output part; the import is at the top) ----
+// Structured output: any Decodable struct; the schema is derived from its Decodable
+// conformance (no macros), or written by hand.
+struct Recipe: Generable {
+  var title: String
+  var minutes: Int
+  var vegetarian: Bool
+  var ingredients: [String]
+  // Optional: descriptions the model sees.
+  static let generationSchema = GenerationSchema(deriving: Recipe.self,
+                                                 descriptions: ["minutes": "Total time in minutes"])
+}
+// ---- (the snippet's statements continue in the function below) ----
+
+private func structuredOutputSnippet() async throws -> (
+  recipe: GenerativeModelSession.StructuredResponse<Recipe>,
+  any: GenerativeModelSession.StructuredResponse<JSONValue>
+) {
+  // §1's `local` and `cloud`; this cloud must never be needed (port 9 is closed).
+  let local = LocalSystemModel.default
+  let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite", apiKey: "unused",
+                               baseURL: URL(string: "http://127.0.0.1:9"))
+  // ---- DESIGN.md §6, verbatim ----
+  let session = GenerativeModelSession(model: .hybridModel(primary: local, secondary: cloud))
+  let recipe = try await session.respond(to: "A quick pancake recipe", generating: Recipe.self)
+  print(recipe.content.title, recipe.rawResponse.modelVersion)   // recipe.content: Recipe
+  for try await partial in session.streamResponse(to: "A pancake recipe", generating: Recipe.self) {
+    print(partial.content)                     // JSONValue: the object so far, always valid JSON
+  }
+  let dynamic = try GenerationSchema(jsonSchema: #"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#)
+  let any = try await session.respond(to: "Pick a number", schema: dynamic)   // any.content: JSONValue
+  // ---- end of the snippet ----
+  return (recipe, any)
+}
