@@ -11,7 +11,18 @@
 /// spaces; the root has none after it, so the grammar is complete exactly
 /// when the value is. Ranges (`minimum`) are not expressible and are checked
 /// on the decoded answer instead.
+///
+/// Lists and strings the schema leaves unbounded are bounded on the device
+/// (`defaultMaximumItems`, `defaultMaximumLength`): a small model that loops
+/// on a list item would otherwise fill the whole context and never close the
+/// value. The answer still satisfies the schema; it is only shorter than the
+/// schema would allow.
 struct SchemaGrammar {
+  /// Items of an array without `maxItems`.
+  static let defaultMaximumItems = 32
+  /// Characters of a string without `maxLength`.
+  static let defaultMaximumLength = 256
+
   private let root: OrderedJSON
   private var rules: [(String, String)] = []
   private var names: Set<String> = []
@@ -118,13 +129,9 @@ struct SchemaGrammar {
     switch type {
     case "string":
       let least = Int(schema["minLength"]?.number ?? 0)
-      guard let most = schema["maxLength"]?.number else {
-        if least == 0 { return primitive("string") }
-        _ = primitive("char")  // the rule the repetition names must be defined
-        return #""\"" char{\#(least),} "\"""#
-      }
-      _ = primitive("char")
-      return #""\"" char{\#(least),\#(Int(most))} "\"""#
+      let most = schema["maxLength"]?.number.map(Int.init) ?? max(least, Self.defaultMaximumLength)
+      _ = primitive("char")  // the rule the repetition names must be defined
+      return #""\"" char{\#(least),\#(most)} "\"""#
     case "integer", "number", "boolean", "null": return primitive(type)
     case "array": return try array(schema, path: path, depth: depth)
     case "object": return try object(schema, path: path, depth: depth)
@@ -137,13 +144,13 @@ struct SchemaGrammar {
     let itemRule = add(Self.ruleName(path) + "-item", item)
     let ws = primitive("ws")
     let least = Int(schema["minItems"]?.number ?? 0)
-    let most = schema["maxItems"].flatMap(\.number).map(Int.init)
-    if let most, most < least || most < 0 {
+    let most = schema["maxItems"].flatMap(\.number).map(Int.init) ?? max(least, Self.defaultMaximumItems)
+    if most < least || most < 0 {
       throw .unsupportedSchema(path: path, reason: "maxItems is below minItems")
     }
     if most == 0 { return #""[" \#(ws) "]""# }
     let more = "(\",\" \(ws) \(itemRule))"
-    let repeatBound = most.map { "{\(max(0, least - 1)),\($0 - 1)}" } ?? "{\(max(0, least - 1)),}"
+    let repeatBound = "{\(max(0, least - 1)),\(most - 1)}"
     let items = "\(itemRule) \(more)\(repeatBound)"
     return #""[" \#(ws) "# + (least == 0 ? "(\(items))?" : items) + #" \#(ws) "]""#
   }
