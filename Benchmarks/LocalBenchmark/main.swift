@@ -125,9 +125,10 @@ do {
   case "cancel":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()
-    let (decode, prefill) = try await Cancellation.measure(model: model, runs: 5)
+    let (decode, prefill, probe) = try await Cancellation.measure(model: model, runs: 5)
     print(
-      "cancel during decode: stopped after \(format(decode)) ms; during a 3,000-token prefill: \(format(prefill)) ms (target <= 100 ms; the caller's await returns at once)"
+      "cancel → a one-token probe on the same session answered: during decode \(format(decode)) ms, "
+        + "during a 3,000-token prefill \(format(prefill)) ms; the probe alone on an idle session \(format(probe)) ms"
     )
   case "memory":
     let sessions = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
