@@ -6,14 +6,6 @@ import XCTest
 /// Structured output against the loopback Gemini server, whose `json`
 /// behaviour answers 400 unless the request carries the schema.
 final class StructuredCloudTests: CloudTestCase {
-  struct Recipe: Generable {
-    var title: String
-    var minutes: Int
-    var vegetarian: Bool
-    var ingredients: [String]
-    static let generationSchema = GenerationSchema(
-      deriving: Recipe.self, descriptions: ["minutes": "Total time in minutes"])
-  }
 
   func testRespondGeneratingSendsTheSchemaAndDecodes() async throws {
     let name = "json~\(uniqueID())"

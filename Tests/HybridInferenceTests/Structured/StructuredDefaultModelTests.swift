@@ -56,14 +56,4 @@ final class StructuredDefaultModelTests: XCTestCase {
       }
     }
   }
-
-  /// The snippet's type, as DESIGN.md §6 declares it.
-  struct Recipe: Generable {
-    var title: String
-    var minutes: Int
-    var vegetarian: Bool
-    var ingredients: [String]
-    static let generationSchema = GenerationSchema(
-      deriving: Recipe.self, descriptions: ["minutes": "Total time in minutes"])
-  }
 }

@@ -19,14 +19,6 @@ final class StructuredDerivationTests: XCTestCase {
     var amount: Double?
     var unit: Unit
   }
-  struct Recipe: Generable {
-    var title: String
-    var minutes: Int
-    var vegetarian: Bool
-    var ingredients: [String]
-    static let generationSchema = GenerationSchema(
-      deriving: Recipe.self, descriptions: ["minutes": "Total time in minutes"])
-  }
   struct Nested: Generable {
     var ingredient: Ingredient
     var steps: [Ingredient]

@@ -115,13 +115,19 @@ final class LlamaContext: @unchecked Sendable {
     guard count < cachedTokens.count else { return }
     guard let pointer else { return }
     if !llama_memory_seq_rm(llama_get_memory(pointer), 0, llama_pos(count), -1) {
-      llama_memory_clear(llama_get_memory(pointer), true)
-      cachedTokens.removeAll()
-      shareablePrefix = 0
+      clearCache()
       return
     }
     cachedTokens.removeSubrange(count...)
     shareablePrefix = min(shareablePrefix, count)
+  }
+
+  /// Empties the KV cache and its bookkeeping: the known state after a
+  /// partial removal or a failed decode.
+  func clearCache() {
+    if let pointer { llama_memory_clear(llama_get_memory(pointer), true) }
+    cachedTokens.removeAll()
+    shareablePrefix = 0
   }
 
   /// Installs (or removes) llama.cpp's abort callback, which lets a long

@@ -135,9 +135,7 @@ extension LlamaContext {
   /// next request starts from a known state.
   private func failure(_ status: Int32, context: OpaquePointer) -> any Error {
     let heldTokens = cachedTokens.count
-    llama_memory_clear(llama_get_memory(context), true)
-    cachedTokens.removeAll()
-    shareablePrefix = 0
+    clearCache()
     if status == 2 || isCancelled { return CancellationError() }
     if status == 1 {
       return HybridInferenceError.contextWindowExceeded(contextSize: window(context), tokenCount: heldTokens + 1)
