@@ -28,7 +28,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cloud-benchmark",
-      dependencies: ["HybridInference", "GeminiServerProcess"],
+      dependencies: ["HybridInference", "GeminiServerProcess", "OpenAIServers"],
       path: "Benchmarks/CloudBenchmark"
     ),
     // The `hybrid-chat` demo: the executable holds the I/O (terminal, chat
@@ -54,6 +54,11 @@ let package = Package(
       name: "GeminiServerProcess",
       path: "Tests/GeminiServerProcess"
     ),
+    // Starts llama.cpp's llama-server for the OpenAI-compatible tests and benchmark.
+    .target(
+      name: "OpenAIServers",
+      path: "Tests/OpenAIServers"
+    ),
     // Fails a test whose prerequisite is missing under CI or `make test`, skips it elsewhere.
     .target(
       name: "TestPrerequisites",
@@ -61,7 +66,7 @@ let package = Package(
     ),
     .testTarget(
       name: "HybridInferenceTests",
-      dependencies: ["HybridInference", "GeminiServerProcess", "TestPrerequisites"],
+      dependencies: ["HybridInference", "GeminiServerProcess", "OpenAIServers", "TestPrerequisites"],
       path: "Tests/HybridInferenceTests"
     ),
   ],

@@ -60,6 +60,9 @@ step "cloud client beside curl, routing overhead, dead link"
 step "one large SSE event (1, 5, 20 MB)"
 "$BIN/cloud-benchmark" sse 5 | tee "$OUT/sse"
 
+step "OpenAI-compatible backend against llama-server -np 4"
+"$BIN/cloud-benchmark" fleet --local-model "$MODEL" --requests 100 | tee "$OUT/fleet"
+
 CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 {
     echo "# Benchmark results"
@@ -107,6 +110,12 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "is remembered (target: within 50 ms of the secondary alone)."
     echo
     sed 's/^## /## 6. /' "$OUT/sse"
+    echo
+    sed 's/^## /## 7. /' "$OUT/fleet"
+    echo
+    echo "Reading these: the server and the client share the same cores; the batching"
+    echo "gain is llama-server running four slots in one batch, where the in-process model"
+    echo "runs each session on its own context."
     echo
     echo "Reading these: before the scan cursor (commit caf0060, measured once on the same"
     echo "machine with the same benchmark) the same events took 335 ms, 2.5 s and 24.9 s"

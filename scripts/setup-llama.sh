@@ -8,6 +8,9 @@
 #      kernels out, which SIGILL in the pinned source; see README "AMX"),
 #      LLAMA_BENCH=ON|OFF (also build llama-bench into $LLAMA_PREFIX/bin, default OFF:
 #      it needs llama.cpp's common library, ~+3.5 min on 2 cores),
+#      LLAMA_SERVER=ON|OFF (also build llama-server into $LLAMA_PREFIX/bin, default ON: the
+#      OpenAI-compatible backend's tests and benchmarks run against it; a cache made
+#      before it existed gets it added on the next run, its libraries left untouched),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
 #      HI_PYPI_URL (default https://pypi.org), JOBS (parallel build jobs).
 set -euo pipefail
@@ -15,6 +18,7 @@ set -euo pipefail
 
 LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
 LLAMA_BENCH="${LLAMA_BENCH:-OFF}"
+LLAMA_SERVER="${LLAMA_SERVER:-ON}"
 LLAMA_AMX="${LLAMA_AMX:-OFF}"
 HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
 
@@ -37,11 +41,22 @@ fi
 STAMP="$LLAMA_PREFIX/.stamp"
 # (llama-bench is not part of the stamp: a build that has it also satisfies LLAMA_BENCH=OFF.)
 STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE amx=$LLAMA_AMX shared=ON type=Release"
+# llama-server has a stamp of its own, so a library cache made before the server was
+# part of the set-up only gets the server added: the libraries, which other processes
+# may be using, are neither rebuilt nor replaced.
+SERVER_STAMP="$LLAMA_PREFIX/.stamp-server"
+need_libs=1
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] \
    && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ] \
    && { [ "$LLAMA_BENCH" != "ON" ] || [ -x "$LLAMA_PREFIX/bin/llama-bench" ]; }; then
-    exit 0
+    need_libs=0
 fi
+need_server=0
+if [ "$LLAMA_SERVER" = "ON" ] && { [ "$need_libs" = 1 ] || [ ! -x "$LLAMA_PREFIX/bin/llama-server" ] \
+       || [ "$(cat "$SERVER_STAMP" 2>/dev/null)" != "$STAMP_WANT" ]; }; then
+    need_server=1
+fi
+[ "$need_libs" = 0 ] && [ "$need_server" = 0 ] && exit 0
 
 # 3. Build.
 "$HI_SCRIPTS/setup-python.sh"
@@ -53,7 +68,9 @@ command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v c
 
 JOBS="${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
 case "$JOBS" in 1|2) est=6;; 3|4) est=4;; *) est=2;; esac
-[ "$LLAMA_BENCH" = "ON" ] && est=$((est * 2))
+per=$est; [ "$need_libs" = 1 ] || est=0
+[ "$LLAMA_BENCH" = "ON" ] && [ "$need_libs" = 1 ] && est=$((est + per))
+[ "$need_server" = 1 ] && est=$((est + per * 2))  # measured: the server is ~2x the libraries
 hi_log "building llama.cpp $LLAMA_CPP_PYTHON_VERSION (first run only, ~$est min)..."
 t0=$(date +%s)
 
@@ -132,11 +149,43 @@ run_quiet() {  # run a command, show its output only if it fails
     fi
 }
 
+# The server: its own build dir with common + tools (only the llama-server target), so
+# it can be added to an existing prefix. Only what the libraries' install lacks is
+# copied (the binary, libllama-common, libmtmd, the server library); it finds the
+# installed libllama/libggml through its $ORIGIN/../lib rpath: same source, same flags.
+build_server() {
+    local sbld="$WORK/build-server" lib
+    hi_log "building llama-server"
+    run_quiet "$CMAKE" -S "$SRC" -B "$sbld" --no-warn-unused-cli "${common_flags[@]}" \
+        -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+    run_build "$CMAKE" --build "$sbld" -j "$JOBS" --target llama-server
+    mkdir -p "$LLAMA_PREFIX/bin" "$LLAMA_PREFIX/lib"
+    while IFS= read -r lib; do
+        cp -P "$lib" "$LLAMA_PREFIX/lib/"
+    done < <(find "$sbld" \( -name 'libllama-common.so*' -o -name 'libmtmd.so*' \
+                -o -name 'libllama-server-impl.so*' \) \( -type f -o -type l \))
+    # Copied then renamed, so a test that runs the old binary meanwhile is not disturbed.
+    cp "$sbld/bin/llama-server" "$LLAMA_PREFIX/bin/.llama-server.new"
+    mv -f "$LLAMA_PREFIX/bin/.llama-server.new" "$LLAMA_PREFIX/bin/llama-server"
+    if command -v ldd >/dev/null 2>&1; then
+        missing="$(ldd "$LLAMA_PREFIX/bin/llama-server" 2>&1 | grep 'not found' || true)"
+        [ -z "$missing" ] || hi_die "llama-server: unresolved libraries: $(echo "$missing" | tr -s ' \t\n' ' ')"
+    fi
+    printf '%s' "$STAMP_WANT" > "$SERVER_STAMP"
+}
+
+if [ "$need_libs" = 0 ]; then
+    build_server
+    hi_log "llama-server added to $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"
+    exit 0
+fi
+
 # Libraries: llama + ggml only (no common/tools), then the regular cmake install.
 run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF
 run_build "$CMAKE" --build "$BLD" -j "$JOBS"
-rm -f "$STAMP"
+rm -f "$STAMP" "$SERVER_STAMP"
 case "$LLAMA_PREFIX" in
     "$HI_CACHE"/*) rm -rf "$LLAMA_PREFIX" ;;  # our own cache dir: start clean
 esac
@@ -183,4 +232,5 @@ if command -v ldd >/dev/null 2>&1; then
 fi
 
 printf '%s' "$STAMP_WANT" > "$STAMP"
+[ "$need_server" = 1 ] && build_server
 hi_log "llama.cpp $LLAMA_CPP_PYTHON_VERSION installed in $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"

@@ -6,6 +6,7 @@ import HybridInference
 ///     swift run -c release cloud-benchmark [--requests N] [--concurrency C] [--streams S] [--local-model GGUF]
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
+///     swift run -c release cloud-benchmark fleet --local-model GGUF [--requests N]
 ///
 /// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
 /// per-request latency of N sequential and of N concurrent (C in flight)
@@ -34,6 +35,15 @@ struct CloudBenchmark {
       let server = try LoopbackServer()
       defer { server.stop() }
       print(SSEThroughput.markdown(try await SSEThroughput.measure(server: server, runs: runs), runs: runs))
+      return
+    }
+    if CommandLine.arguments.dropFirst().first == "fleet" {
+      // `cloud-benchmark fleet --local-model GGUF [--requests N]`: llama-server figures.
+      let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
+      guard let model = arguments.localModelPath else {
+        throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
+      }
+      try await FleetBenchmark.run(modelPath: model, requests: min(arguments.requests, 200))
       return
     }
     let arguments = Arguments(CommandLine.arguments)
@@ -138,6 +148,11 @@ struct CloudBenchmark {
     }
     return (first, later)
   }
+}
+
+/// A benchmark that cannot run as asked.
+struct LlamaBenchmarkError: Error, CustomStringConvertible {
+  let description: String
 }
 
 func milliseconds(_ duration: Duration) -> Double {

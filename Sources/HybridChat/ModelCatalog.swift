@@ -19,7 +19,7 @@ struct ModelCatalog: Sendable {
       local = LocalSystemModel.default
     }
     explicitModelPath = options.modelPath != nil
-    cloud = CloudModelFactory.make(name: options.cloudModel, logHandler: logHandler)
+    cloud = CloudModelFactory.make(options: options, logHandler: logHandler)
   }
 
   /// The mode when `--mode` is not given.

@@ -1,3 +1,4 @@
+import Foundation
 import HybridInference
 
 /// What the command line asks for.
@@ -59,6 +60,9 @@ public enum ArgumentParser {
       }
       try flag.apply(value, to: &options)
     }
+    if options.serverModel != nil, options.server == nil {
+      throw .usage("option '--server-model' needs '--server URL'")
+    }
     if !promptWords.isEmpty { options.prompt = promptWords.joined(separator: " ") }
     return .chat(options)
   }
@@ -80,7 +84,7 @@ public enum ArgumentParser {
 
 /// The flags, each knowing how to check its value and store it.
 private enum Flag: CaseIterable {
-  case help, version, mode, model, cloudModel, system, temperature, topP, topK, seed, maxTokens
+  case help, version, mode, model, cloudModel, server, serverModel, system, temperature, topP, topK, seed, maxTokens
   case thinking, noStream, json
 
   init?(spelling: String) {
@@ -99,6 +103,8 @@ private enum Flag: CaseIterable {
     case .mode: "--mode"
     case .model: "--model"
     case .cloudModel: "--cloud-model"
+    case .server: "--server"
+    case .serverModel: "--server-model"
     case .system: "--system"
     case .temperature: "--temperature"
     case .topP: "--top-p"
@@ -136,6 +142,15 @@ private enum Flag: CaseIterable {
       options.modelPath = try nonEmpty(value)
     case .cloudModel:
       options.cloudModel = try nonEmpty(value)
+    case .server:
+      guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https",
+        url.host?.isEmpty == false
+      else {
+        throw .usage("option '--server' needs an http(s) URL such as http://127.0.0.1:8080/v1, got '\(value)'")
+      }
+      options.server = value
+    case .serverModel:
+      options.serverModel = try nonEmpty(value)
     case .system:
       options.systemInstructions = value.isEmpty ? nil : value
     case .temperature:

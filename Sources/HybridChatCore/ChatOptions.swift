@@ -13,6 +13,11 @@ public struct ChatOptions: Sendable, Hashable {
   public var modelPath: String?
   /// `--cloud-model`.
   public var cloudModel: String
+  /// `--server`: the API root of an OpenAI-compatible server
+  /// (`http://127.0.0.1:8080/v1`), which then takes the cloud model's place.
+  public var server: String?
+  /// `--server-model`: the model name sent to that server.
+  public var serverModel: String?
   /// `--system`: instructions sent before every turn.
   public var systemInstructions: String?
   /// `--temperature`, >= 0.
@@ -35,14 +40,21 @@ public struct ChatOptions: Sendable, Hashable {
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"
 
+  /// The model name sent to a `--server` when `--server-model` is not given:
+  /// llama-server answers with its one model whatever the name; vLLM and
+  /// Ollama need the real one.
+  public static let defaultServerModel = "default"
+
   /// Options with every setting at its default.
   public init(
     prompt: String? = nil, mode: InferenceMode? = nil, modelPath: String? = nil,
     cloudModel: String = ChatOptions.defaultCloudModel, systemInstructions: String? = nil,
     temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil, seed: Int? = nil,
     maxTokens: Int? = nil, thinking: ThinkingConfig.ThinkingLevel? = nil, noStream: Bool = false,
-    json: Bool = false
+    json: Bool = false, server: String? = nil, serverModel: String? = nil
   ) {
+    self.server = server
+    self.serverModel = serverModel
     self.prompt = prompt
     self.mode = mode
     self.modelPath = modelPath

@@ -21,6 +21,9 @@ public enum HelpText {
       --model PATH         the on-device GGUF model (default: HYBRID_LOCAL_MODEL, else
                            SmolLM2-135M-Instruct from `make setup`)
       --cloud-model NAME   the Gemini model (default: \(ChatOptions.defaultCloudModel))
+      --server URL         an OpenAI-compatible server (llama-server, vLLM, Ollama)
+                           in place of Gemini, e.g. http://127.0.0.1:8080/v1
+      --server-model NAME  the model name sent to it (default: \(ChatOptions.defaultServerModel))
       --system TEXT        system instructions
       --temperature T      sampling temperature, >= 0 (0: greedy on device)
       --top-p P            nucleus sampling threshold, in (0, 1]
@@ -38,7 +41,8 @@ public enum HelpText {
     the time to the first token and the speed. Exit status: 0 on success, 1 when
     no answer could be produced, 2 for a usage error.
 
-    Environment: GEMINI_API_KEY / GOOGLE_API_KEY (the cloud key),
+    Environment: GEMINI_API_KEY / GOOGLE_API_KEY (the cloud key), OPENAI_API_KEY
+    (the --server key, if it needs one),
     HYBRID_LOCAL_MODEL (the default GGUF file), HYBRID_INFERENCE_DISABLE_LOCAL=1.
     """
 }

@@ -23,13 +23,21 @@ public final class GeminiServerProcess {
 
   /// Starts the server, expecting `apiKey`, replaying fixtures from `fixtures`
   /// when given, on `port` (0: a free one); returns once it listens.
-  public init(apiKey: String, fixtures: URL? = nil, port: Int = 0) throws {
-    let script = Self.repositoryRoot.appendingPathComponent("Tests/GeminiServer/gemini_server.py")
+  public convenience init(apiKey: String, fixtures: URL? = nil, port: Int = 0) throws {
+    try self.init(
+      script: "Tests/GeminiServer/gemini_server.py",
+      arguments: ["--api-key", apiKey, "--port", "\(port)"] + (fixtures.map { ["--fixtures", $0.path] } ?? []))
+  }
+
+  /// Starts another loopback stub that follows the same convention (the
+  /// port on its first line, ending when its stdin closes), such as
+  /// Tests/OpenAIServer/openai_stub.py.
+  /// - Parameter script: The script's path from the repository root.
+  public init(script: String, arguments: [String]) throws {
+    let script = Self.repositoryRoot.appendingPathComponent(script)
     process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments =
-      ["python3", script.path, "--api-key", apiKey, "--port", "\(port)"]
-      + (fixtures.map { ["--fixtures", $0.path] } ?? [])
+    process.arguments = ["python3", script.path] + arguments
     let stdout = Pipe()
     // A file, not a pipe: nobody reads stderr while the server runs, and a
     // full pipe would block it.
@@ -57,7 +65,8 @@ public final class GeminiServerProcess {
       process.terminate()
       process.waitUntilExit()
       let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
-      throw StartError(description: "the loopback Gemini server did not start (python3 is required): \(output)")
+      throw StartError(
+        description: "the loopback server \(script.lastPathComponent) did not start (python3 is required): \(output)")
     }
     self.port = port
     self.baseURL = baseURL

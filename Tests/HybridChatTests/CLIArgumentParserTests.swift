@@ -52,6 +52,18 @@ final class CLIArgumentParserTests: XCTestCase {
         topK: 40, seed: 7, maxTokens: 64, thinking: .high, noStream: true, json: true))
   }
 
+  func testServerAndServerModel() throws {
+    let parsed = try options(["--server", "http://127.0.0.1:8080/v1", "--server-model=smollm2", "hi"])
+    XCTAssertEqual(parsed.server, "http://127.0.0.1:8080/v1")
+    XCTAssertEqual(parsed.serverModel, "smollm2")
+    XCTAssertNil(try options(["--server", "https://fleet.example/v1"]).serverModel, "the default name")
+    XCTAssertTrue(
+      usageError(["--server", "fleet:8080"])?.message.contains("http(s) URL") == true, "no scheme")
+    XCTAssertTrue(usageError(["--server", "ftp://x/v1"])?.message.contains("--server") == true)
+    XCTAssertTrue(usageError(["--server-model", "m"])?.message.contains("needs '--server URL'") == true)
+    XCTAssertNotNil(usageError(["--server"]), "needs a value")
+  }
+
   func testEveryMode() throws {
     for mode in InferenceMode.allCases {
       XCTAssertEqual(try options(["--mode", mode.rawValue]).mode, mode)

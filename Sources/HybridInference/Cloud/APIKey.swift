@@ -5,7 +5,8 @@ import Foundation
 /// Every textual form (`description`, `debugDescription`, `dump`, string
 /// interpolation, mirrors) shows a placeholder, so a key that ends up inside
 /// a logged or reflected value still does not leak. Only `value` has the key,
-/// and the client reads it for one place: the `x-goog-api-key` header.
+/// and each client reads it for one place: its auth header (`x-goog-api-key`
+/// for Gemini, `Authorization: Bearer` for OpenAI-compatible servers).
 struct APIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
   CustomReflectable
 {

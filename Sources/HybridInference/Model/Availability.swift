@@ -29,6 +29,9 @@ public enum UnavailableReason: Sendable, Hashable, CustomStringConvertible {
   case modelNotReady
   /// No API key: neither given nor in `GEMINI_API_KEY` or `GOOGLE_API_KEY`.
   case missingAPIKey
+  /// The server's base URL is not an http(s) URL with a host (a remote
+  /// backend such as `OpenAICompatibleModel`).
+  case invalidBaseURL
 
   /// The reason in words.
   public var description: String {
@@ -37,6 +40,7 @@ public enum UnavailableReason: Sendable, Hashable, CustomStringConvertible {
     case .localInferenceNotEnabled: "on-device inference is switched off"
     case .modelNotReady: "the on-device model file is missing or not ready"
     case .missingAPIKey: "no API key is set (GEMINI_API_KEY or GOOGLE_API_KEY)"
+    case .invalidBaseURL: "the server's base URL is not a usable http(s) URL"
     }
   }
 }

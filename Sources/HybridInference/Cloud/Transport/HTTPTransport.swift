@@ -20,6 +20,9 @@ enum TransportEvent: Sendable {
 struct ResponseHead: Sendable, Hashable {
   var statusCode: Int
   var contentType: String?
+  /// The `Retry-After` header as sent (seconds or an HTTP date); the backend
+  /// whose protocol uses it reads it, Gemini's carries `RetryInfo` instead.
+  var retryAfter: String? = nil
 }
 
 /// Sends HTTP requests through one URLSession and reports each exchange as an

@@ -175,7 +175,8 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     let http = response as? HTTPURLResponse
     let head = ResponseHead(
       statusCode: http?.statusCode ?? 0,
-      contentType: http?.value(forHTTPHeaderField: "Content-Type"))
+      contentType: http?.value(forHTTPHeaderField: "Content-Type"),
+      retryAfter: http?.value(forHTTPHeaderField: "Retry-After"))
     continuation?.yield(.head(head))
     // A task nobody listens to any more was cancelled already; `.allow`
     // keeps a declined redirect's response from being cancelled mid-decision.

@@ -1,0 +1,126 @@
+import Foundation
+import HybridInference
+import OpenAIServers
+
+/// `cloud-benchmark fleet --local-model GGUF [--requests N]`: the
+/// OpenAI-compatible backend against a real llama-server (`-np 4`) on
+/// loopback.
+///
+/// Two questions: what the client costs over curl doing the same requests
+/// (unary and streamed, sequential and 32 in flight; one-token answers, so
+/// the server's work is small and the same on both sides), and what a
+/// server's continuous batching buys: the aggregate tokens/s of one and of
+/// four concurrent sessions through llama-server, beside the same sessions
+/// on the in-process device model (`LocalSystemModel`) with the same file.
+enum FleetBenchmark {
+  static func run(modelPath: String, requests: Int) async throws {
+    let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    let server = try await LlamaServerProcess(
+      model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads)
+    defer { server.stop() }
+    let fleet = OpenAICompatibleModel(
+      name: "fleet-model", baseURL: server.baseURL, apiKey: nil,
+      requestOptions: RequestOptions(timeout: .seconds(120), retryPolicy: .none), logHandler: .silent)
+    let oneToken = ModelRequest(
+      transcript: Transcript(entries: [.prompt("Hi")]),
+      options: .gemini(GenerationConfig(temperature: 0, maxOutputTokens: 1)))
+    for _ in 0..<10 { _ = try await fleet.respond(to: oneToken) }  // warm up
+
+    let unary = try await CloudBenchmark.measure(requests, concurrency: 1) {
+      _ = try await fleet.respond(to: oneToken)
+    }
+    let unary32 = try await CloudBenchmark.measure(requests, concurrency: 32) {
+      _ = try await fleet.respond(to: oneToken)
+    }
+    let streamed = try await CloudBenchmark.measure(requests, concurrency: 1) {
+      for try await _ in fleet.streamResponse(to: oneToken) {}
+    }
+    let streamed32 = try await CloudBenchmark.measure(requests, concurrency: 32) {
+      for try await _ in fleet.streamResponse(to: oneToken) {}
+    }
+    let url = server.baseURL.appendingPathComponent("chat/completions").absoluteString
+    let body = #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1"#
+    let curlUnary = try curl(url: url, body: body + "}", requests: requests, parallel: 1)
+    let curlUnary32 = try curl(url: url, body: body + "}", requests: requests, parallel: 32)
+    let streamBody = body + #","stream":true,"stream_options":{"include_usage":true}}"#
+    let curlStreamed = try curl(url: url, body: streamBody, requests: requests, parallel: 1)
+    let curlStreamed32 = try curl(url: url, body: streamBody, requests: requests, parallel: 32)
+
+    print("## OpenAI-compatible client beside curl (llama-server -np 4, one-token answers, \(requests) requests)")
+    print()
+    print("| path | client median ms | curl median ms | overhead ms |")
+    print("| --- | ---: | ---: | ---: |")
+    for (name, ours, theirs) in [
+      ("unary, sequential", unary, curlUnary), ("unary, 32 in flight", unary32, curlUnary32),
+      ("streamed, sequential", streamed, curlStreamed), ("streamed, 32 in flight", streamed32, curlStreamed32),
+    ] {
+      print(
+        "| \(name) | \(format(ours.median)) | \(format(theirs.median)) | \(format(ours.median - theirs.median)) |")
+    }
+    print()
+
+    let tokens = 64
+    let local = LocalSystemModel(modelPath: modelPath, contextSize: 1024)
+    print("## Tokens/s: llama-server -np 4 (\(threads) threads) beside the in-process device model")
+    print()
+    print("| sessions | llama-server tokens/s | in-process tokens/s |")
+    print("| ---: | ---: | ---: |")
+    for sessions in [1, 4] {
+      let served = try await throughput(fleet, sessions: sessions, tokens: tokens)
+      let inProcess = try await throughput(local, sessions: sessions, tokens: tokens)
+      print("| \(sessions) | \(format(served)) | \(format(inProcess)) |")
+    }
+    print()
+    print("(\(tokens) tokens per answer; aggregate tokens/s over all sessions, counted from usage.)")
+  }
+
+  /// Aggregate answer tokens per second of `sessions` concurrent sessions,
+  /// each asking for `tokens` tokens (the best of three runs).
+  static func throughput(_ model: any LanguageModel, sessions: Int, tokens: Int) async throws -> Double {
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt("Tell me a long story about the sea.")]),
+      options: .hybrid(
+        gemini: GenerationConfig(temperature: 0, maxOutputTokens: tokens),
+        foundationModels: GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens)))
+    var best = 0.0
+    for _ in 0..<3 {
+      let start = ContinuousClock.now
+      let produced = try await withThrowingTaskGroup(of: Int.self) { group in
+        for _ in 0..<sessions {
+          group.addTask { try await model.respond(to: request).usageMetadata?.candidatesTokenCount ?? 0 }
+        }
+        return try await group.reduce(0, +)
+      }
+      best = max(best, Double(produced) / (milliseconds(ContinuousClock.now - start) / 1000))
+    }
+    return best
+  }
+
+  /// curl doing `requests` POSTs of `body` (`parallel` at once), each
+  /// transfer's total time in milliseconds.
+  static func curl(url: String, body: String, requests: Int, parallel: Int) throws -> Measurement {
+    let config = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString).curl")
+    defer { try? FileManager.default.removeItem(at: config) }
+    let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    let one =
+      "url = \"\(url)\"\ndata = \"\(escaped)\"\nheader = \"Content-Type: application/json\"\n"
+      + "output = \"/dev/null\"\nwrite-out = \"%{time_total}\\n\"\n"
+    try (Array(repeating: one, count: requests).joined(separator: "next\n")).write(
+      to: config, atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments =
+      ["curl", "-s", "--config", config.path] + (parallel > 1 ? ["--parallel", "--parallel-max", "\(parallel)"] : [])
+    let output = Pipe()
+    process.standardOutput = output
+    let start = ContinuousClock.now
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let latencies = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Double($0) }
+      .map { $0 * 1000 }
+    return Measurement(latencies: latencies, wall: milliseconds(ContinuousClock.now - start))
+  }
+
+  static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""An OpenAI chat-completions stub on loopback, for fault injection in the
+OpenAI-compatible backend's tests (the real llama-server covers the happy path).
+
+Python standard library only:
+
+    python3 openai_stub.py [--api-key KEY]
+
+It binds 127.0.0.1 on a free port, prints the port on the first line of
+stdout, and serves until its stdin closes or it is killed. With --api-key,
+a request without `Authorization: Bearer KEY` is a 401 in OpenAI's envelope.
+
+POST /v1/chat/completions; the `model` field picks the behaviour, with
+`~`-separated options (times-N: fail N times, then answer; retry-S: the
+Retry-After header value):
+
+    echo               answer "echo: <last user text>" (3 chunks when streamed)
+    fault-429          `times` x 429 with Retry-After (default 1), then echo
+    fault-500          `times` x 500 in the envelope (default: always), then echo
+    fault-html-502     `times` x an HTML 502 page (default: always), then echo
+    fault-text-503     a text/plain 503, always
+    fault-400          400 invalid_request_error, always
+    fault-malformed-chunk   one good chunk, then a chunk that is not JSON
+    fault-stream-error      one good chunk, then data: {"error": {...}}
+    fault-stream-error-first  data: {"error": {...}} before any content
+    fault-echo-key     400 whose message quotes the bearer token it received
+
+GET /v1/models lists "echo". GET /_stats?model=M returns {"count": N}.
+"""
+
+import argparse
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+COUNTS = {}
+LOCK = threading.Lock()
+
+
+def envelope(message, kind, code):
+    return json.dumps({"error": {"message": message, "type": kind, "code": code}}).encode()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    api_key = None
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body, content_type="application/json", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        url = urlparse(self.path)
+        if url.path == "/v1/models":
+            self.send(200, json.dumps({"object": "list", "data": [{"id": "echo", "object": "model"}]}).encode())
+        elif url.path == "/_stats":
+            model = parse_qs(url.query).get("model", [""])[0]
+            with LOCK:
+                count = COUNTS.get(model, 0)
+            self.send(200, json.dumps({"count": count}).encode())
+        else:
+            self.send(404, envelope("not found", "invalid_request_error", None))
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if urlparse(self.path).path != "/v1/chat/completions":
+            return self.send(404, envelope("not found", "invalid_request_error", None))
+        auth = self.headers.get("Authorization", "")
+        model = body.get("model", "")
+        name, *opts = model.split("~")
+        options = dict(o.split("-", 1) for o in opts if "-" in o)
+        with LOCK:
+            COUNTS[model] = COUNTS.get(model, 0) + 1
+            count = COUNTS[model]
+        if name == "fault-echo-key":
+            return self.send(400, envelope("bad key: " + auth[len("Bearer "):], "invalid_request_error", "invalid_api_key"))
+        if self.api_key is not None and auth != "Bearer " + self.api_key:
+            return self.send(401, envelope("Incorrect API key provided", "invalid_request_error", "invalid_api_key"))
+        times = int(options.get("times", "1000000"))
+        failing = count <= times
+        if name == "fault-429" and count <= int(options.get("times", "1")):
+            return self.send(429, envelope("Rate limit reached", "rate_limit_exceeded", "rate_limit_exceeded"),
+                             headers=[("Retry-After", options.get("retry", "1"))])
+        if name == "fault-500" and failing:
+            return self.send(500, envelope("The server had an error", "server_error", None))
+        if name == "fault-html-502" and failing:
+            return self.send(502, b"<html><body><h1>502 Bad Gateway</h1>secret page</body></html>", "text/html")
+        if name == "fault-text-503":
+            return self.send(503, b"upstream unavailable\nmore detail\n", "text/plain; charset=utf-8")
+        if name == "fault-400":
+            return self.send(400, envelope("max_tokens is too large", "invalid_request_error", "invalid_value"))
+        self.answer(model, name, body)
+
+    def answer(self, model, name, body):
+        last = ""
+        for message in body.get("messages", []):
+            if message.get("role") == "user":
+                last = message.get("content", "")
+        text = "echo: " + last
+        usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+        if not body.get("stream"):
+            return self.send(200, json.dumps({
+                "id": "chatcmpl-1", "object": "chat.completion", "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop"}],
+                "usage": usage}).encode())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+        def event(payload):
+            data = payload if isinstance(payload, str) else json.dumps(payload)
+            self.wfile.write(("data: " + data + "\n\n").encode())
+            self.wfile.flush()
+
+        def chunk(delta, finish=None):
+            return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        event(chunk({"role": "assistant", "content": None}))
+        if name == "fault-stream-error-first":
+            event(json.loads(envelope("overloaded", "server_error", 503)))
+            return
+        event(chunk({"content": "echo: "}))
+        if name == "fault-malformed-chunk":
+            event('{"id": "chatcmpl-1", "choices": [')
+            return
+        if name == "fault-stream-error":
+            event(json.loads(envelope("the slot was cancelled", "server_error", 500)))
+            return
+        event(chunk({"content": last}))
+        event(chunk({}, "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage})
+        event("[DONE]")
+        self.close_connection = True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--api-key")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    Handler.api_key = args.api_key
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdin.read()  # until the parent closes stdin (or exits)
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// llama.cpp's `llama-server` (built by scripts/setup-llama.sh) as a child
+/// process on a free loopback port: the one launcher the OpenAI-compatible
+/// tests and the benchmark share.
+///
+/// It runs under a small `sh` guard that reads the guard's stdin: when this
+/// process goes away for any reason (a failed test, a crash), the pipe
+/// closes, the read returns and the guard kills the server, so no server is
+/// ever left behind. `stop()` does the same at once.
+public final class LlamaServerProcess: @unchecked Sendable {
+  // @unchecked: `process` and `stdin` are set once in `init`; `stop()` only
+  // calls methods Foundation makes safe to call from any thread.
+  public let port: Int
+  /// `http://127.0.0.1:<port>/v1`, the OpenAI-compatible API root.
+  public let baseURL: URL
+  private let process: Process
+  private let stdin = Pipe()
+  private let logURL: URL
+
+  /// Why the server could not start; `isMissingBinary` when llama-server
+  /// is not there at all (a missing prerequisite, not a failure of its own).
+  public struct StartError: Error, CustomStringConvertible {
+    public let description: String
+    public let isMissingBinary: Bool
+  }
+
+  /// `HYBRID_LLAMA_SERVER`, else `bin/llama-server` in the llama.cpp prefix
+  /// the set-up builds, else `llama-server` on the PATH; nil when none exists.
+  public static var binaryPath: String? {
+    let environment = ProcessInfo.processInfo.environment
+    if let path = environment["HYBRID_LLAMA_SERVER"], !path.isEmpty { return path }
+    let cache =
+      environment["HYBRID_INFERENCE_CACHE"]
+      ?? ((environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")) + "/hybrid-inference")
+    var candidates = [cache + "/llama.cpp-0.3.36/bin/llama-server"]
+    if let prefix = environment["PKG_CONFIG_PATH"]?.split(separator: ":").first {
+      // .../lib/pkgconfig -> .../bin/llama-server
+      candidates.insert(
+        URL(fileURLWithPath: String(prefix)).deletingLastPathComponent().deletingLastPathComponent()
+          .appendingPathComponent("bin/llama-server").path, at: 0)
+    }
+    for directory in (environment["PATH"] ?? "").split(separator: ":") {
+      candidates.append(String(directory) + "/llama-server")
+    }
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+  }
+
+  /// Starts llama-server with `model`, `parallel` slots (`-np`) sharing a
+  /// context of `contextSize` tokens, and returns once `/health` answers 200.
+  /// - Parameters:
+  ///   - alias: The model name the server reports (`--alias`).
+  ///   - threads: Threads for generation.
+  public init(
+    model: String, alias: String = "fleet-model", parallel: Int = 1, contextSize: Int = 2048,
+    threads: Int = 2, startTimeout: Duration = .seconds(60)
+  ) async throws {
+    guard let binary = Self.binaryPath else {
+      throw StartError(
+        description: "llama-server not found (scripts/setup-llama.sh builds it; or set HYBRID_LLAMA_SERVER)",
+        isMissingBinary: true)
+    }
+    let port = try Self.freePort()
+    logURL = FileManager.default.temporaryDirectory
+      .appendingPathComponent("llama-server-\(UUID().uuidString).log")
+    _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+    let log = try FileHandle(forWritingTo: logURL)
+    defer { try? log.close() }
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    // $0 is the binary, "$@" its arguments. The guard ends with the server,
+    // and ends the server (waiting for it) when its stdin closes.
+    let guardScript = #"""
+      "$0" "$@" </dev/null & p=$!
+      trap 'kill $p 2>/dev/null; wait $p; exit 0' EXIT TERM
+      (read _; kill $$) <&0 &
+      wait $p
+      """#
+    process.arguments =
+      [
+        "-c", guardScript, binary, "-m", model, "--alias", alias, "--host", "127.0.0.1",
+        "--port", "\(port)", "-np", "\(parallel)", "-c", "\(contextSize)", "-t", "\(threads)",
+        "--no-webui",
+      ]
+    process.standardInput = stdin
+    process.standardOutput = log
+    process.standardError = log
+    try process.run()
+    self.port = port
+    guard let baseURL = URL(string: "http://127.0.0.1:\(port)/v1") else {
+      throw StartError(description: "no URL for port \(port)", isMissingBinary: false)
+    }
+    self.baseURL = baseURL
+    let deadline = ContinuousClock.now + startTimeout
+    while ContinuousClock.now < deadline {
+      if !process.isRunning { break }
+      if await Self.isHealthy(port: port) { return }
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+    stop()
+    throw StartError(
+      description: "llama-server did not become healthy: \(output.suffix(2000))", isMissingBinary: false)
+  }
+
+  /// Stops the server (through its guard) and waits for the guard to exit.
+  public func stop() {
+    try? stdin.fileHandleForWriting.close()
+    process.waitUntilExit()
+    try? FileManager.default.removeItem(at: logURL)
+  }
+
+  deinit { stop() }
+
+  /// Whether `GET /health` answers 200 (llama-server answers 503 while it loads).
+  static func isHealthy(port: Int) async -> Bool {
+    guard let url = URL(string: "http://127.0.0.1:\(port)/health") else { return false }
+    var request = URLRequest(url: url)
+    request.timeoutInterval = 2
+    guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
+    return (response as? HTTPURLResponse)?.statusCode == 200
+  }
+
+  /// A loopback port that was free a moment ago (bound to 0, then closed).
+  public static func freePort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw StartError(description: "socket() failed", isMissingBinary: false) }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let port = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
+        guard bind(descriptor, raw, length) == 0, getsockname(descriptor, raw, &length) == 0 else {
+          return 0
+        }
+        return Int(UInt16(bigEndian: pointer.pointee.sin_port))
+      }
+    }
+    guard port != 0 else { throw StartError(description: "no free port", isMissingBinary: false) }
+    return port
+  }
+}
