@@ -116,13 +116,33 @@ public final class LlamaServerProcess: @unchecked Sendable {
 
   deinit { stop() }
 
-  /// Whether `GET /health` answers 200 (llama-server answers 503 while it loads).
+  /// Whether `GET /health` answers 200 (llama-server answers 503 while it
+  /// loads). A plain socket rather than URLSession: the check runs before the
+  /// test's own sessions exist and must never hang on a half-started server.
   static func isHealthy(port: Int) async -> Bool {
-    guard let url = URL(string: "http://127.0.0.1:\(port)/health") else { return false }
-    var request = URLRequest(url: url)
-    request.timeoutInterval = 2
-    guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
-    return (response as? HTTPURLResponse)?.statusCode == 200
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var timeout = timeval(tv_sec: 2, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+    guard connected else { return false }
+    let request = Array("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    guard send(descriptor, request, request.count, 0) == request.count else { return false }
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let received = recv(descriptor, &buffer, buffer.count, 0)
+    guard received > 0 else { return false }
+    let statusLine = String(decoding: buffer.prefix(received), as: UTF8.self)
+    return statusLine.hasPrefix("HTTP/1.1 200") || statusLine.hasPrefix("HTTP/1.0 200")
   }
 
   /// A loopback port that was free a moment ago (bound to 0, then closed).
