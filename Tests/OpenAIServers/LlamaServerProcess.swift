@@ -8,18 +8,23 @@ import Foundation
 /// process on a free loopback port: the one launcher the OpenAI-compatible
 /// tests and the benchmark share.
 ///
-/// It runs under a small `sh` guard that reads the guard's stdin: when this
-/// process goes away for any reason (a failed test, a crash), the pipe
-/// closes, the read returns and the guard kills the server, so no server is
-/// ever left behind. `stop()` does the same at once.
+/// It runs under a small `sh` guard that polls this process: when this
+/// process goes away for any reason (a failed test, a crash, SIGKILL), the
+/// guard notices within 0.2 s and kills the server, so no server is
+/// left behind. `stop()` terminates the guard, which stops the server and
+/// waits for it.
+///
+/// (A guard that waits for its stdin to close cannot work: a non-interactive
+/// shell gives a background job /dev/null as stdin, so its `read` returns at
+/// once. And `Process.waitUntilExit()` spins a CPU on a thread without a run
+/// loop, so `stop()` polls instead.)
 public final class LlamaServerProcess: @unchecked Sendable {
-  // @unchecked: `process` and `stdin` are set once in `init`; `stop()` only
-  // calls methods Foundation makes safe to call from any thread.
+  // @unchecked: `process` is set once in `init`; `stop()` only calls
+  // methods Foundation makes safe to call from any thread.
   public let port: Int
   /// `http://127.0.0.1:<port>/v1`, the OpenAI-compatible API root.
   public let baseURL: URL
   private let process: Process
-  private let stdin = Pipe()
   private let logURL: URL
 
   /// Why the server could not start; `isMissingBinary` when llama-server
@@ -72,13 +77,15 @@ public final class LlamaServerProcess: @unchecked Sendable {
     defer { try? log.close() }
     process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    // $0 is the binary, "$@" its arguments. The guard ends with the server,
-    // and ends the server (waiting for it) when its stdin closes.
+    // $0 is the binary, "$@" its arguments, $PPID this process. The guard
+    // ends with the server, and ends the server (waiting for it) when this
+    // process is gone or the guard is terminated. SIGKILL, not SIGTERM: a
+    // test server keeps nothing, and on SIGTERM llama-server waits about 5 s
+    // for idle keep-alive connections to time out.
     let guardScript = #"""
       "$0" "$@" </dev/null & p=$!
-      trap 'kill $p 2>/dev/null; wait $p; exit 0' EXIT TERM
-      (read _; kill $$) <&0 &
-      wait $p
+      trap 'kill -9 $p 2>/dev/null; wait $p; exit 0' EXIT TERM
+      while kill -0 $p 2>/dev/null && kill -0 $PPID 2>/dev/null; do sleep 0.2; done
       """#
     process.arguments =
       [
@@ -86,7 +93,7 @@ public final class LlamaServerProcess: @unchecked Sendable {
         "--port", "\(port)", "-np", "\(parallel)", "-c", "\(contextSize)", "-t", "\(threads)",
         "--no-webui",
       ]
-    process.standardInput = stdin
+    process.standardInput = FileHandle.nullDevice
     process.standardOutput = log
     process.standardError = log
     try process.run()
@@ -109,8 +116,10 @@ public final class LlamaServerProcess: @unchecked Sendable {
 
   /// Stops the server (through its guard) and waits for the guard to exit.
   public func stop() {
-    try? stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
+    if process.isRunning { process.terminate() }
+    let deadline = ContinuousClock.now + .seconds(10)
+    while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     try? FileManager.default.removeItem(at: logURL)
   }
 

@@ -31,6 +31,14 @@ enum OpenAITestServers {
     }
   }
 
+  /// The llama-server binary, or a missing prerequisite when there is none.
+  static func requireLlamaServer() throws -> String {
+    guard let binary = LlamaServerProcess.binaryPath else {
+      throw Prerequisite.missing("llama-server (scripts/setup-llama.sh builds it; or set HYBRID_LLAMA_SERVER)")
+    }
+    return binary
+  }
+
   /// The fault-injection stub (Tests/OpenAIServer/openai_stub.py); python3
   /// missing is a missing prerequisite.
   static func stub(apiKey: String? = nil) throws -> GeminiServerProcess {

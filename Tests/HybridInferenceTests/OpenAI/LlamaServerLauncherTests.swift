@@ -1,0 +1,66 @@
+import Foundation
+import OpenAIServers
+import XCTest
+
+/// The llama-server launcher the real-server tests share: a test process
+/// that dies, however it dies, must not leave a server running.
+final class LlamaServerLauncherTests: XCTestCase {
+  func testStop_closesThePort() async throws {
+    let server = try await OpenAITestServers.llamaServer()
+    XCTAssertTrue(Self.acceptsConnections(port: server.port))
+    server.stop()
+    XCTAssertFalse(Self.acceptsConnections(port: server.port), "the server is gone once stop() returns")
+  }
+
+  func testKilledTestProcess_leavesNoServerBehind() throws {
+    _ = try OpenAITestServers.requireLlamaServer()
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = ["HybridInferenceTests.OrphanedServerScenario/testScenario"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["HYBRID_ORPHAN_SCENARIO"] = "1"
+    child.environment = environment
+    let output = Pipe()
+    child.standardOutput = output
+    child.standardError = output
+    try child.run()
+    let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    child.waitUntilExit()
+    XCTAssertEqual(child.terminationReason, .uncaughtSignal, "the child killed itself:\n\(log.suffix(2000))")
+    let portLine = try XCTUnwrap(
+      log.split(separator: "\n").first { $0.hasPrefix("server port ") }, "no port in:\n\(log.suffix(2000))")
+    let port = try XCTUnwrap(Int(portLine.dropFirst("server port ".count)))
+    let deadline = ContinuousClock.now + .seconds(5)
+    while Self.acceptsConnections(port: port) && ContinuousClock.now < deadline {
+      usleep(50_000)
+    }
+    XCTAssertFalse(Self.acceptsConnections(port: port), "llama-server on port \(port) outlived its test process")
+  }
+
+  static func acceptsConnections(port: Int) -> Bool {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+  }
+}
+
+/// Run by `testKilledTestProcess_leavesNoServerBehind` in a child process:
+/// starts a server, prints its port and dies of SIGKILL (no clean-up runs).
+/// Run by itself (no `HYBRID_ORPHAN_SCENARIO`) it does nothing.
+final class OrphanedServerScenario: XCTestCase {
+  func testScenario() async throws {
+    guard ProcessInfo.processInfo.environment["HYBRID_ORPHAN_SCENARIO"] != nil else { return }
+    let server = try await OpenAITestServers.llamaServer()
+    FileHandle.standardError.write(Data("server port \(server.port)\n".utf8))
+    kill(getpid(), SIGKILL)
+  }
+}
