@@ -13,12 +13,13 @@ import XCTest
 /// The servers the OpenAI-compatible tests talk to: the real llama-server
 /// (the happy path, concurrency, the §6 contract) and the Python stub (faults).
 enum OpenAITestServers {
-  /// llama-server with the tiny model; a missing binary or model is a missing
+  /// llama-server with `model` (the tiny one unless told); a missing binary or model is a missing
   /// prerequisite (a failure under `make test` or CI, a skip elsewhere).
-  static func llamaServer(parallel: Int = 1, contextSize: Int = 2048) async throws -> LlamaServerProcess {
-    let model = LocalTestModels.tinyPath
+  static func llamaServer(
+    model: String = LocalTestModels.tinyPath, parallel: Int = 1, contextSize: Int = 2048
+  ) async throws -> LlamaServerProcess {
     guard FileManager.default.fileExists(atPath: model) else {
-      throw Prerequisite.missing("the tiny test model at \(model) (run make test)")
+      throw Prerequisite.missing("the test model at \(model) (run make test)")
     }
     do {
       let server = try await LlamaServerProcess(
