@@ -7,6 +7,7 @@ import HybridInference
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
 ///     swift run -c release cloud-benchmark fleet --local-model GGUF [--requests N]
+///     swift run -c release cloud-benchmark template-parity --local-model GGUF
 ///
 /// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
 /// per-request latency of N sequential and of N concurrent (C in flight)
@@ -44,6 +45,15 @@ struct CloudBenchmark {
         throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
       }
       try await FleetBenchmark.run(modelPath: model, requests: min(arguments.requests, 200))
+      return
+    }
+    if CommandLine.arguments.dropFirst().first == "template-parity" {
+      // `cloud-benchmark template-parity --local-model GGUF`: issue 10's greedy parity.
+      let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
+      guard let model = arguments.localModelPath else {
+        throw LlamaBenchmarkError(description: "template-parity needs --local-model GGUF")
+      }
+      try await TemplateParity.run(modelPath: model)
       return
     }
     let arguments = Arguments(CommandLine.arguments)

@@ -60,9 +60,10 @@ public final class LlamaServerProcess: @unchecked Sendable {
   /// - Parameters:
   ///   - alias: The model name the server reports (`--alias`).
   ///   - threads: Threads for generation.
+  ///   - extraArguments: More llama-server flags (`--jinja`, ...).
   public init(
     model: String, alias: String = "fleet-model", parallel: Int = 1, contextSize: Int = 2048,
-    threads: Int = 2, startTimeout: Duration = .seconds(60)
+    threads: Int = 2, extraArguments: [String] = [], startTimeout: Duration = .seconds(60)
   ) async throws {
     guard let binary = Self.binaryPath else {
       throw StartError(
@@ -92,7 +93,7 @@ public final class LlamaServerProcess: @unchecked Sendable {
         "-c", guardScript, binary, "-m", model, "--alias", alias, "--host", "127.0.0.1",
         "--port", "\(port)", "-np", "\(parallel)", "-c", "\(contextSize)", "-t", "\(threads)",
         "--no-webui",
-      ]
+      ] + extraArguments
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = log
     process.standardError = log
