@@ -1,6 +1,7 @@
 // swift-format-ignore-file
 // (The DESIGN.md contract snippet below is kept byte for byte as written there.)
 
+import Foundation
 import HybridInference
 import TestPrerequisites
 import XCTest
@@ -12,6 +13,18 @@ final class ContractSnippetTests: XCTestCase {
   func testDesignSnippetCompilesAndRuns() async throws {
     guard LocalSystemModel.default.isAvailable else {
       throw Prerequisite.missing("the default model (run make test, which provisions it); the snippet compiled")
+    }
+    // The snippet prints every snapshot of an unbounded story (up to the
+    // 4,096-token context): megabytes of text that would bury the test log.
+    fflush(stdout)
+    let savedOutput = dup(STDOUT_FILENO)
+    let null = open("/dev/null", O_WRONLY)
+    dup2(null, STDOUT_FILENO)
+    defer {
+      fflush(stdout)
+      dup2(savedOutput, STDOUT_FILENO)
+      close(savedOutput)
+      close(null)
     }
     try await contractSnippet()
   }
