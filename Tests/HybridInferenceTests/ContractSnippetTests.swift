@@ -16,12 +16,12 @@ final class ContractSnippetTests: XCTestCase {
     }
     // The snippet prints every snapshot of an unbounded story (up to the
     // 4,096-token context): megabytes of text that would bury the test log.
-    fflush(stdout)
+    fflush(nil)
     let savedOutput = dup(STDOUT_FILENO)
     let null = open("/dev/null", O_WRONLY)
     dup2(null, STDOUT_FILENO)
     defer {
-      fflush(stdout)
+      fflush(nil)
       dup2(savedOutput, STDOUT_FILENO)
       close(savedOutput)
       close(null)

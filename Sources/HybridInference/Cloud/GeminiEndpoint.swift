@@ -66,13 +66,7 @@ struct GeminiEndpoint: Sendable {
     try Origin.requireSecure(url, display: Self.display(baseURL))
     var request = URLRequest(url: url)
     request.httpMethod = "POST"
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.withoutEscapingSlashes]
-    do {
-      request.httpBody = try encoder.encode(body)
-    } catch {
-      throw .invalidOptions("the request could not be encoded: \(error)")
-    }
+    request.httpBody = try RequestBodyEncoder.encode(body)
     request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     request.setValue(
       method == .streamGenerateContent ? "text/event-stream" : "application/json",

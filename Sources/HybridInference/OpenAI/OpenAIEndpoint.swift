@@ -38,13 +38,7 @@ struct OpenAIEndpoint: Sendable {
     var request = URLRequest(url: url)
     if let body {
       request.httpMethod = "POST"
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.withoutEscapingSlashes]
-      do {
-        request.httpBody = try encoder.encode(body)
-      } catch {
-        throw .invalidOptions("the request could not be encoded: \(error)")
-      }
+      request.httpBody = try RequestBodyEncoder.encode(body)
       request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     } else {
       request.httpMethod = "GET"

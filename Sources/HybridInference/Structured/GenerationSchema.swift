@@ -128,9 +128,17 @@ extension GenerationSchema: Codable {
     try self.init(jsonSchema: JSONValue(from: decoder))
   }
 
-  /// Writes the JSON Schema, properties in order; a schema that failed to
-  /// derive throws its error instead of writing something wrong.
+  /// Writes the JSON Schema; a schema that failed to derive throws its error
+  /// instead of writing something wrong. Properties stay in order where the
+  /// encoder allows it: in the library's request bodies (`RequestBodyEncoder`)
+  /// always; Foundation's `JSONEncoder` alone writes keys in hash order.
   public func encode(to encoder: any Encoder) throws {
-    try ordered().encode(to: encoder)
+    let schema = try ordered()
+    if let key = SchemaSplices.key, let splices = encoder.userInfo[key] as? SchemaSplices {
+      var container = encoder.singleValueContainer()
+      try container.encode(splices.placeholder(for: schema.jsonText))
+    } else {
+      try schema.encode(to: encoder)
+    }
   }
 }

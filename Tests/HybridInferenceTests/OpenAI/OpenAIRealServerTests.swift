@@ -119,4 +119,18 @@ final class OpenAIRealServerTests: XCTestCase {
     }
     XCTAssertEqual(answers, Array(repeating: "fleet-model", count: 4))
   }
+
+  func testResponseSchema_isEnforcedByTheServer() async throws {
+    let fleet = try await fleet()
+    let session = GenerativeModelSession(model: fleet, logHandler: .silent)
+    let schema = try GenerationSchema(
+      jsonSchema: #"{"type":"object","properties":{"colour":{"enum":["red","green","blue"]}},"required":["colour"]}"#)
+    // The tiny model's noise, constrained by llama-server's grammar, is still the schema's JSON.
+    let answer = try await session.respond(
+      to: "Pick a colour", schema: schema, options: .gemini(GenerationConfig(temperature: 0, maxOutputTokens: 32)))
+    guard case .object(let object) = answer.content, case .string(let colour)? = object["colour"] else {
+      return XCTFail("\(answer.content)")
+    }
+    XCTAssertTrue(["red", "green", "blue"].contains(colour), colour)
+  }
 }

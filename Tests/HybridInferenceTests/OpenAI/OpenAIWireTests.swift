@@ -43,6 +43,29 @@ final class OpenAIWireTests: XCTestCase {
       ["model", "messages", "stream", "stream_options", "temperature", "top_p", "top_k", "max_tokens", "stop", "seed"])
   }
 
+  func testResponseSchema_isAStrictJSONSchemaFormat_inPropertyOrder() throws {
+    let schema = try GenerationSchema(
+      jsonSchema: #"{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}},"required":["b","a"]}"#
+    )
+    let request = ModelRequest(transcript: Transcript(entries: [.prompt("Pick")]), responseSchema: schema)
+    let text = try XCTUnwrap(
+      String(
+        data: RequestBodyEncoder.encode(ChatCompletionRequest(request, model: "m", stream: false)), encoding: .utf8))
+    for expected in [
+      #""schema":{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}},"required":["b","a"]}"#,
+      #""type":"json_schema""#, #""strict":true"#, #""name":"response""#,
+    ] {
+      XCTAssertTrue(text.contains(expected), "\(expected) in \(text)")
+    }
+
+    struct Unsupported: Generable { var scores: [String: Int] }
+    let failed = ModelRequest(
+      transcript: Transcript(entries: [.prompt("Pick")]), responseSchema: Unsupported.generationSchema)
+    XCTAssertThrowsError(try ChatCompletionRequest(failed, model: "m", stream: false)) { error in
+      guard case .unsupportedSchema? = error as? HybridInferenceError else { return XCTFail("\(error)") }
+    }
+  }
+
   func testInlineData_isUnsupported() {
     let content = Content(role: "user", parts: [Part(inlineData: Part.Blob(mimeType: "image/png", data: Data([1])))])
     let request = ModelRequest(transcript: Transcript(entries: [Transcript.Entry(role: .user, content: content)]))

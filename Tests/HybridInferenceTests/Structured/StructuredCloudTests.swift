@@ -23,6 +23,20 @@ final class StructuredCloudTests: CloudTestCase {
     XCTAssertEqual((properties["minutes"] as? [String: Any])?["description"] as? String, "Total time in minutes")
   }
 
+  func testTheSchemaOnTheWire_keepsItsPropertyOrder() throws {
+    // Gemini writes the fields in the schema's order; JSONEncoder alone would shuffle them.
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt("pancakes")]), responseSchema: Recipe.generationSchema)
+    let body = try RequestBodyEncoder.encode(GenerateContentRequest(request, safetySettings: nil))
+    let text = String(decoding: body, as: UTF8.self)
+    let positions = ["\"title\":", "\"minutes\":", "\"vegetarian\":", "\"ingredients\":"].map {
+      text.range(of: $0)?.lowerBound
+    }
+    XCTAssertEqual(positions.compactMap { $0 }.count, 4, text)
+    XCTAssertEqual(positions.compactMap { $0 }, positions.compactMap { $0 }.sorted(), text)
+    XCTAssertNoThrow(try JSONSerialization.jsonObject(with: body), text)
+  }
+
   func testStreamedStructuredAnswerGrowsAndCollects() async throws {
     let stream = session("json").streamResponse(to: "pancakes", generating: Recipe.self)
     var count = 0

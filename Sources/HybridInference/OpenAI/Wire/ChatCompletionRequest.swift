@@ -36,9 +36,24 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
     enum CodingKeys: String, CodingKey { case includeUsage = "include_usage" }
   }
 
-  /// `{"type": "json_object"}` for `responseMimeType: "application/json"`.
+  /// `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`
+  /// for a request's response schema; `{"type": "json_object"}` for
+  /// `responseMimeType: "application/json"` without one.
   struct ResponseFormat: Sendable, Hashable, Encodable {
     var type: String
+    var jsonSchema: JSONSchemaFormat?
+    enum CodingKeys: String, CodingKey {
+      case type
+      case jsonSchema = "json_schema"
+    }
+  }
+
+  /// The schema part of `response_format` (`strict`: vLLM and OpenAI then
+  /// constrain decoding to it; llama-server always does).
+  struct JSONSchemaFormat: Sendable, Hashable, Encodable {
+    var name: String
+    var schema: GenerationSchema
+    var strict: Bool
   }
 
   /// The wire form of a session request: the instructions as a `system`
@@ -50,10 +65,13 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
   /// Options come from the `gemini` half (the cloud half of a hybrid's
   /// options): temperature, topP, topK, maxOutputTokens, stopSequences,
   /// seed, candidateCount, the penalties, and `application/json` as JSON
-  /// mode. Thinking settings have no counterpart in the protocol and are
-  /// not sent.
+  /// mode. A request's `responseSchema` becomes a strict `json_schema`
+  /// response format (the session still decodes and checks the answer, as
+  /// not every server enforces it). Thinking settings have no counterpart in
+  /// the protocol and are not sent.
   /// - Throws: `.unsupportedRequest` for a turn with inline data or a file
-  ///   (this backend is text only).
+  ///   (this backend is text only); `.unsupportedSchema` for a schema that
+  ///   failed to derive.
   init(_ request: ModelRequest, model: String, stream: Bool) throws(HybridInferenceError) {
     var messages: [ChatMessage] = []
     if let instructions = request.transcript.instructions, !instructions.isEmpty {
@@ -81,7 +99,13 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
     n = config?.candidateCount
     presencePenalty = config?.presencePenalty
     frequencyPenalty = config?.frequencyPenalty
-    responseFormat = config?.responseMimeType == "application/json" ? ResponseFormat(type: "json_object") : nil
+    if let schema = request.responseSchema {
+      if let error = schema.derivationError { throw error }
+      responseFormat = ResponseFormat(
+        type: "json_schema", jsonSchema: JSONSchemaFormat(name: "response", schema: schema, strict: true))
+    } else if config?.responseMimeType == "application/json" {
+      responseFormat = ResponseFormat(type: "json_object")
+    }
   }
 }
 
