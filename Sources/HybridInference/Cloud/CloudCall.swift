@@ -78,6 +78,25 @@ struct CloudCall: Sendable {
     for event in try Self.feed(&parser, nil) { try handle(event) }
   }
 
+  /// A streamed call: fresh attempts under the retry loop, sharing its
+  /// deadline. A failure after an attempt delivered content ends the stream
+  /// (`DeliveredStreamFailure`): the caller has seen text, and a retry
+  /// would show it twice.
+  func streamWithRetries<Attempt: CloudStreamAttempt>(
+    _ request: URLRequest, log: LogHandler, makeAttempt: () -> Attempt
+  ) async throws {
+    let loop = retryLoop(log: log)
+    try await loop.run { _ in
+      var attempt = makeAttempt()
+      do {
+        try await attempt.run(request, deadline: loop.deadline)
+      } catch {
+        if attempt.deliveredContent { throw DeliveredStreamFailure(error: error) }
+        throw error
+      }
+    }
+  }
+
   /// Runs the exchange, handing each body chunk (with the head) to `body`;
   /// returns the head. Transport failures become the library's errors
   /// (offline only before the request went out) and are reported to the
@@ -167,4 +186,12 @@ struct CloudCall: Sendable {
     }
     return path.isEmpty ? what : "\(what) at \(path)"
   }
+}
+
+/// One attempt of a backend's streamed call (`CloudCall.streamWithRetries`):
+/// it runs the exchange, decodes each event and hands it on.
+protocol CloudStreamAttempt {
+  /// Whether the caller has been given content (then no retry may follow).
+  var deliveredContent: Bool { get }
+  mutating func run(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws
 }

@@ -24,22 +24,15 @@ extension GeminiClient {
   ) async throws {
     let request = try endpoint.request(
       .streamGenerateContent, body: body, apiKey: try key(), timeout: options.timeout)
-    let loop = call.retryLoop(log: log)
-    try await loop.run { _ in
-      var attempt = StreamAttempt(client: self, continuation: continuation)
-      do {
-        try await attempt.run(request, deadline: loop.deadline)
-      } catch {
-        if attempt.deliveredContent { throw DeliveredStreamFailure(error: error) }
-        throw error
-      }
+    try await call.streamWithRetries(request, log: log) {
+      GeminiStreamAttempt(client: self, continuation: continuation)
     }
   }
 }
 
 /// One attempt at a stream: the shared `CloudCall` parses the SSE body as
 /// it arrives; this checks and forwards each event.
-private struct StreamAttempt {
+private struct GeminiStreamAttempt: CloudStreamAttempt {
   let client: GeminiClient
   private var delivery: StreamDelivery
   var deliveredContent: Bool { delivery.deliveredContent }

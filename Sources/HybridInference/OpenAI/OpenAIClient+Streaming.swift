@@ -16,15 +16,8 @@ extension OpenAIClient {
     .producing { continuation in
       let request = try endpoint.request(
         "chat/completions", body: body, apiKey: apiKey, streaming: true, timeout: call.options.timeout)
-      let loop = call.retryLoop(log: log)
-      try await loop.run { _ in
-        var attempt = OpenAIStreamAttempt(client: self, continuation: continuation)
-        do {
-          try await attempt.run(request, deadline: loop.deadline)
-        } catch {
-          if attempt.deliveredContent { throw DeliveredStreamFailure(error: error) }
-          throw error
-        }
+      try await call.streamWithRetries(request, log: log) {
+        OpenAIStreamAttempt(client: self, continuation: continuation)
       }
     }
   }
@@ -32,7 +25,7 @@ extension OpenAIClient {
 
 /// One attempt at a stream: the shared `CloudCall` parses the SSE body as
 /// it arrives; this decodes each chunk and hands it to `StreamDelivery`.
-private struct OpenAIStreamAttempt {
+private struct OpenAIStreamAttempt: CloudStreamAttempt {
   let client: OpenAIClient
   private var delivery: StreamDelivery
   private var sawDone = false
