@@ -16,7 +16,7 @@ final class LocalToolTests: XCTestCase {
   func testTinyModel_forcedCall_runsTheToolWithDecodedArguments_thenTextFollows() async throws {
     let weather = WeatherTool()
     let session = GenerativeModelSession(
-      model: try LocalTestModels.tiny(contextSize: 1024), tools: [weather], logHandler: .silent)
+      model: try LocalTestModels.tiny(contextSize: 2048), tools: [weather], logHandler: .silent)
     let answer = try await session.respond(to: "Weather in Paris?", options: options(.required, tokens: 400))
     XCTAssertEqual(weather.log.all.count, 1, "the forced call ran the tool once")
     let entries = session.transcript.entries
@@ -36,7 +36,7 @@ final class LocalToolTests: XCTestCase {
   func testTinyModel_streamedForcedCall_showsNoCallMarkup() async throws {
     let weather = WeatherTool()
     let session = GenerativeModelSession(
-      model: try LocalTestModels.tiny(contextSize: 1024), tools: [weather], logHandler: .silent)
+      model: try LocalTestModels.tiny(contextSize: 2048), tools: [weather], logHandler: .silent)
     var snapshots: [String] = []
     for try await snapshot in session.streamResponse(to: "Weather?", options: options(.required, tokens: 400)) {
       snapshots.append(snapshot.content)
@@ -53,16 +53,20 @@ final class LocalToolTests: XCTestCase {
       let weather = WeatherTool()
       let session = GenerativeModelSession(
         model: model, instructions: "You help travellers.", tools: [weather], logHandler: .silent)
+      // The forced first call is what this measures: a 135M model sometimes
+      // goes on calling in the free rounds after it, up to the round limit.
       do {
         _ = try await session.respond(
           to: "What is the weather in \(city)?", options: options(.required, tokens: 200, seed: UInt64(index + 1)))
-        let call = try XCTUnwrap(session.transcript.entries[1].toolCalls.first, city)
-        _ = try JSONDecoder().decode(CityArguments.self, from: Data(call.argumentsJSON.utf8))
-        XCTAssertFalse(weather.log.all.isEmpty, "\(city): the tool did not run")
-        print("SmolLM2 get_weather for \(city): \(call.argumentsJSON)")
+      } catch HybridInferenceError.tooManyToolRounds {
+        print("SmolLM2 kept calling get_weather for \(city) until the round limit")
       } catch {
         XCTFail("\(city): \(error)")
+        continue
       }
+      // The tool ran, so the arguments passed the schema and decoded into `CityArguments`.
+      guard let first = weather.log.all.first else { return XCTFail("\(city): the tool did not run") }
+      print("SmolLM2 get_weather for \(city): \(first.arguments)")
     }
   }
 
