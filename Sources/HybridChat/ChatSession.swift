@@ -54,6 +54,7 @@ actor ChatSession {
     _ model: SwitchableModel, _ options: ChatOptions, _ logHandler: LogHandler
   ) -> GenerativeModelSession {
     GenerativeModelSession(
-      model: model, instructions: options.systemInstructions, logHandler: logHandler)
+      model: model, instructions: options.systemInstructions, tools: options.tools.map(\.tool),
+      logHandler: logHandler)
   }
 }

@@ -84,7 +84,8 @@ public enum ArgumentParser {
 
 /// The flags, each knowing how to check its value and store it.
 private enum Flag: CaseIterable {
-  case help, version, mode, model, cloudModel, server, serverModel, system, temperature, topP, topK, seed, maxTokens
+  case help, version, mode, model, cloudModel, server, serverModel, system, tool, temperature, topP, topK, seed,
+    maxTokens
   case thinking, noStream, json
 
   init?(spelling: String) {
@@ -106,6 +107,7 @@ private enum Flag: CaseIterable {
     case .server: "--server"
     case .serverModel: "--server-model"
     case .system: "--system"
+    case .tool: "--tool"
     case .temperature: "--temperature"
     case .topP: "--top-p"
     case .topK: "--top-k"
@@ -149,6 +151,13 @@ private enum Flag: CaseIterable {
         throw .usage("option '--server' needs an http(s) URL such as http://127.0.0.1:8080/v1, got '\(value)'")
       }
       options.server = value
+    case .tool:
+      guard let tool = BuiltInTool(rawValue: value) else {
+        throw .usage(
+          "option '--tool' expects one of \(BuiltInTool.allCases.map(\.rawValue).joined(separator: ", ")), got '\(value)'"
+        )
+      }
+      if !options.tools.contains(tool) { options.tools.append(tool) }
     case .serverModel:
       options.serverModel = try nonEmpty(value)
     case .system:

@@ -36,6 +36,8 @@ public struct ChatOptions: Sendable, Hashable {
   public var noStream: Bool
   /// `--json`: one JSON object per response on stdout.
   public var json: Bool
+  /// `--tool NAME` (repeatable): built-in tools the model may call.
+  public var tools: [BuiltInTool] = []
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"

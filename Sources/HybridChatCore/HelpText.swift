@@ -25,6 +25,8 @@ public enum HelpText {
                            in place of Gemini, e.g. http://127.0.0.1:8080/v1
       --server-model NAME  the model name sent to it (default: \(ChatOptions.defaultServerModel))
       --system TEXT        system instructions
+      --tool NAME          a built-in tool the model may call (repeatable):
+                           time (the current date and time)
       --temperature T      sampling temperature, >= 0 (0: greedy on device)
       --top-p P            nucleus sampling threshold, in (0, 1]
       --top-k K            sample among the K most likely tokens, > 0

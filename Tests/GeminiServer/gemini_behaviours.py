@@ -7,7 +7,8 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from gemini_wire import echo_events, echo_unary, error_body, json_events, split_events
+from gemini_tools import tool_events
+from gemini_wire import BadRequest, echo_events, echo_unary, error_body, json_events, split_events
 
 OWN_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "gemini", "googleai")
 
@@ -27,6 +28,12 @@ class Behaviours:
             return self.answer(model, body, stream, delay, gap, count, stamp="stamp" in options)
         if name == "json":
             return self.answer_json(body, stream, count)
+        if name == "tools":
+            try:
+                events = tool_events(body, options)
+            except BadRequest as error:
+                return self.send_error_json(error.code, error.status, error.message, count=count)
+            return self.send_events(events, stream, count)
         if name == "fault-429":
             if failing:
                 retry = options.get("retry", "0.2s")
@@ -121,6 +128,18 @@ class Behaviours:
             merged = events[-1]
             merged["candidates"][0]["content"]["parts"][0]["text"] = "".join(
                 e["candidates"][0]["content"]["parts"][0]["text"] for e in events)
+            return self.send_body(200, json.dumps(merged).encode(), count=count)
+        self.start_stream(count)
+        for event in events:
+            self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+        self.end_stream()
+
+    def send_events(self, events, stream, count):
+        """Events as one merged unary body (parts concatenated), or as SSE."""
+        if not stream:
+            merged = json.loads(json.dumps(events[-1]))
+            merged["candidates"][0]["content"]["parts"] = [
+                part for event in events for part in event["candidates"][0]["content"]["parts"]]
             return self.send_body(200, json.dumps(merged).encode(), count=count)
         self.start_stream(count)
         for event in events:

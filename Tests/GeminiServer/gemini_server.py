@@ -19,6 +19,10 @@ The model name picks the behaviour. `~`-separated options follow it:
     fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself),
                          from --fixtures, else from Tests/Fixtures/gemini
     echo                 answer "echo: <last user text>" (3 events when streamed)
+    tools                function calling (gemini_tools.py): calls the first declared
+                         function (`calls-N` at once, for `rounds-N` rounds), then
+                         answers "done: <outputs>"; every request's declarations,
+                         toolConfig, calls, ids and thought signatures are checked
     json                 structured output: 400 unless generationConfig has
                          responseMimeType application/json and a responseJsonSchema,
                          else a value satisfying the schema (3 events when streamed)
@@ -55,7 +59,7 @@ as responseId: for measuring delivery delay).
 GET /_blackhole returns {"port": N}, a loopback port where connecting hangs
 (its accept queue is full). GET /_stats?model=M returns {"count": requests
 for M}; GET /_last?model=M returns the last request for M (path, headers
-without the key, body). Every response carries x-test-request-count.
+without the key, body); GET /_all?model=M every request for M, in order. Every response carries x-test-request-count.
 """
 
 import argparse
@@ -83,6 +87,7 @@ class ServerState:
         self.lock = threading.Lock()
         self.counts = {}
         self.last = {}
+        self.every = {}
         self.blackhole = None
 
     def blackhole_port(self):
@@ -110,6 +115,7 @@ class ServerState:
         with self.lock:
             self.counts[model] = self.counts.get(model, 0) + 1
             self.last[model] = entry
+            self.every.setdefault(model, []).append(entry)
             return self.counts[model]
 
 
@@ -203,6 +209,8 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
                 return self.send_body(200, json.dumps({"count": self.state.counts.get(model, 0)}).encode())
             if url.path == "/_last":
                 return self.send_body(200, json.dumps(self.state.last.get(model)).encode())
+            if url.path == "/_all":
+                return self.send_body(200, json.dumps(self.state.every.get(model, [])).encode())
         self.send_error_json(404, "NOT_FOUND", f"GET {url.path} is not a method of this API")
 
     def do_PUT(self):

@@ -26,6 +26,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public let batchSize: Int
   /// False when the app switched on-device inference off.
   public let isEnabled: Bool
+  /// Whether a model whose chat template has no tool format may call tools
+  /// in the library's generic format (tools described in the system turn,
+  /// the answer a call object or text). When false, a request that offers
+  /// tools to such a model is unsupported, and a hybrid sends it to the cloud.
+  public let allowsGenericToolFormat: Bool
 
   private let fileCheck: ModelFileCheck
   private let handle: LoadedModelHandle
@@ -34,8 +39,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// first `availability`, `prepare()` or request.
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
-    isEnabled: Bool = true
+    isEnabled: Bool = true, allowsGenericToolFormat: Bool = true
   ) {
+    self.allowsGenericToolFormat = allowsGenericToolFormat
     self.modelPath = modelPath
     self.contextSize = contextSize
     self.threads = max(1, threads ?? ProcessInfo.processInfo.activeProcessorCount)
@@ -108,9 +114,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let grammar = try request.responseSchema.map { schema throws(HybridInferenceError) in
       try SchemaGrammar.gbnf(for: schema)
     }
-    var messages = try ChatTemplate.messages(of: request.transcript)
-    if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let model = try await loadedModel(progress: nil)
+    let tools = try LocalToolPlan(
+      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
+    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
+    if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     // The cores first, then a context: a request waiting for its turn holds no context.
     let budget = ComputeBudget.shared
@@ -123,17 +131,28 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     defer { handle.pool.giveBack(lease) }
     let name = model.name
     let answer = Locked("")
+    // Holds back a tool call's text (the generation thread feeds it, this task finishes it).
+    let filter = Locked(tools.map { ToolCallStreamFilter(syntax: $0.syntax) })
+    let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
     var generation = GenerationRequest(
       messages: messages, template: model.template,
       maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
-      sampler: { try SamplerChain(options: options, grammar: grammar.map { ($0, model) }) },
+      sampler: {
+        if let callGrammar {
+          return try SamplerChain(options: options, grammar: (callGrammar.text, model), lazy: callGrammar.lazy)
+        }
+        return try SamplerChain(options: options, grammar: grammar.map { ($0, model) })
+      },
       onText: { text in
         if grammar != nil { answer.withLock { $0 += text } }
+        let shown = filter.withLock { $0 == nil ? text : $0?.feed(text) ?? "" }
+        if shown.isEmpty { return }
         yield(
           GenerateContentResponse(
-            candidates: [Candidate(content: Content(role: "model", text: text))],
+            candidates: [Candidate(content: Content(role: "model", text: shown))],
             modelVersion: Self.modelVersion, localModelName: name))
       })
+    generation.tools = tools?.templateTools ?? []
     generation.stopsAtCompleteJSON = grammar != nil
     generation.log = request.logHandler
     let context = lease.context
@@ -144,6 +163,15 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     // Checked here, not in the session, so that a hybrid falls back on an
     // answer the grammar allowed but the schema or the type refuses.
     if let schema = request.responseSchema { _ = try schema.check(answer.withLock { $0 }) }
+    if let (text, calls) = try filter.withLock({ filter throws(HybridInferenceError) in try filter?.finish() }) {
+      let parts = (text.isEmpty ? [] : [Part(text: text)]) + calls.map { Part(functionCall: $0) }
+      if !parts.isEmpty {
+        yield(
+          GenerateContentResponse(
+            candidates: [Candidate(content: Content(role: "model", parts: parts))],
+            modelVersion: Self.modelVersion, localModelName: name))
+      }
+    }
     yield(
       GenerateContentResponse(
         candidates: [Candidate(finishReason: outcome.finishReason)],

@@ -72,6 +72,17 @@ public enum HybridInferenceError: Error, Sendable {
   case concurrentRequests
   /// A hybrid tried both models and both failed.
   case bothModelsFailed(primary: any Error, secondary: any Error)
+  /// A tool threw: `name` is the tool, `error` what it threw. The request
+  /// ends there and never falls back, since the tool may have had effects.
+  case toolFailed(name: String, error: any Error)
+  /// The model called a tool that does not exist, or with arguments that do
+  /// not satisfy its schema or decode into its `Arguments`, a second time in
+  /// one request (the first time, the problem goes back to the model as the
+  /// call's output so that it can correct itself).
+  case invalidToolCall(name: String, reason: String)
+  /// The model kept calling tools for more rounds than
+  /// `HybridGenerationOptions.maximumToolRounds` (attached) allows.
+  case tooManyToolRounds(limit: Int)
 }
 
 extension HybridInferenceError: CustomStringConvertible, LocalizedError {
@@ -121,6 +132,12 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the session is already responding; send one request at a time"
     case .bothModelsFailed(let primary, let secondary):
       "both models failed; primary: \(Self.describe(primary)); secondary: \(Self.describe(secondary))"
+    case .toolFailed(let name, let error):
+      "the tool \(name) failed: \(Self.describe(error))"
+    case .invalidToolCall(let name, let reason):
+      "the model's call of \(name) is invalid: \(reason)"
+    case .tooManyToolRounds(let limit):
+      "the model was still calling tools after \(limit) rounds"
     }
   }
 

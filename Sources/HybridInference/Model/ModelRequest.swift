@@ -11,21 +11,36 @@ public struct ModelRequest: Sendable {
   /// as `responseJsonSchema`, the device as a grammar), so a hybrid falls
   /// back with the schema intact.
   public var responseSchema: GenerationSchema?
+  /// The tools the model may call (the session's, whatever `toolChoice`
+  /// says: a backend reads `options.toolChoice` to know which it may offer).
+  /// Empty for a session without tools.
+  public var tools: [ToolDeclaration]
   /// Per-session storage a backend may use to keep work between turns.
   public let sessionStorage: SessionStorage
   /// Where the backend reports what it does.
   public let logHandler: LogHandler
+  /// Which side each hybrid on the way answered with, and whether a tool has
+  /// run (after which hybrids must not fall back): shared by the rounds of
+  /// one request.
+  let route: ToolRoute
+  /// How many hybrids this request has passed through (the key into `route`).
+  var routeDepth = 0
 
   /// A request; a backend under test can be given one directly.
   public init(
     transcript: Transcript, options: HybridGenerationOptions = .default,
-    responseSchema: GenerationSchema? = nil, sessionStorage: SessionStorage = SessionStorage(),
-    logHandler: LogHandler = .silent
+    responseSchema: GenerationSchema? = nil, tools: [ToolDeclaration] = [],
+    sessionStorage: SessionStorage = SessionStorage(), logHandler: LogHandler = .silent
   ) {
     self.transcript = transcript
     self.options = options
     self.responseSchema = responseSchema
+    self.tools = tools
     self.sessionStorage = sessionStorage
     self.logHandler = logHandler
+    self.route = ToolRoute()
   }
+
+  /// The tools the model may call on this request, after `options.toolChoice`.
+  public var offeredTools: [ToolDeclaration] { options.toolChoice.offered(tools) }
 }

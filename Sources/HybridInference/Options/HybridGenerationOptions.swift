@@ -8,11 +8,25 @@ public struct HybridGenerationOptions: Sendable, Hashable {
   public var gemini: GenerationConfig?
   /// Settings for the on-device model.
   public var foundationModels: GenerationOptions?
+  /// Whether the model may, must or must not call the session's tools
+  /// (both models follow it). `.auto` by default.
+  public var toolChoice: ToolChoice
+  /// The most rounds of tool calls one request may take before it ends with
+  /// `HybridInferenceError.tooManyToolRounds`; 8 by default, at least 1.
+  public var maximumToolRounds: Int
 
-  /// Options with either half, or both.
-  public init(gemini: GenerationConfig? = nil, foundationModels: GenerationOptions? = nil) {
+  /// The default limit on tool rounds per request.
+  public static let defaultMaximumToolRounds = 8
+
+  /// Options with either half, or both, and how tools may be called.
+  public init(
+    gemini: GenerationConfig? = nil, foundationModels: GenerationOptions? = nil, toolChoice: ToolChoice = .auto,
+    maximumToolRounds: Int = HybridGenerationOptions.defaultMaximumToolRounds
+  ) {
     self.gemini = gemini
     self.foundationModels = foundationModels
+    self.toolChoice = toolChoice
+    self.maximumToolRounds = maximumToolRounds
   }
 
   /// Both models' defaults.
@@ -40,13 +54,19 @@ public struct HybridGenerationOptions: Sendable, Hashable {
   func validate() throws(HybridInferenceError) {
     try gemini?.validate()
     try foundationModels?.validate()
+    if maximumToolRounds < 1 {
+      throw .invalidOptions("HybridGenerationOptions.maximumToolRounds must be >= 1, got \(maximumToolRounds)")
+    }
   }
 
   /// Keeps only the half that a model in `placement` reads.
   func scoped(to placement: ModelPlacement) -> HybridGenerationOptions {
     switch placement {
-    case .onDevice: HybridGenerationOptions(foundationModels: foundationModels)
-    case .cloud: HybridGenerationOptions(gemini: gemini)
+    case .onDevice:
+      HybridGenerationOptions(
+        foundationModels: foundationModels, toolChoice: toolChoice, maximumToolRounds: maximumToolRounds)
+    case .cloud:
+      HybridGenerationOptions(gemini: gemini, toolChoice: toolChoice, maximumToolRounds: maximumToolRounds)
     }
   }
 }

@@ -4,9 +4,26 @@
 /// `HybridModel` that routes each request between two. The session keeps the
 /// transcript and hands all of it to whichever model answers, so a fallback
 /// in the middle of a conversation carries the conversation with it.
+///
+/// With tools, `respond` and `streamResponse` run the loop: the model asks for
+/// calls, the session runs them (the calls of one round concurrently), sends
+/// their outputs back, and repeats until the model answers in text, for at
+/// most `HybridGenerationOptions.maximumToolRounds` rounds. The transcript
+/// records every call and output as entries (`Transcript.Entry.toolCalls`,
+/// `.toolOutputs`).
+///
+/// The fallback rule for tools: a hybrid may fall back while no tool has run
+/// in the request (a device that cannot call tools for it hands the whole
+/// request to the cloud). Once a tool has run, the next rounds go to the
+/// model that asked for it, and a failure there is thrown instead of being
+/// answered by the other model, which would repeat calls that may have had
+/// effects.
 public final class GenerativeModelSession: Sendable {
   /// The model the session asks.
   public let model: any LanguageModel
+  /// The tools the model may call, as it sees them.
+  public let tools: [ToolDeclaration]
+  private let runnableTools: [AnyTool]
   private let logHandler: LogHandler
   private let storage = SessionStorage()
   private let state: Locked<State>
@@ -20,12 +37,15 @@ public final class GenerativeModelSession: Sendable {
   /// A session on `model`.
   /// - Parameters:
   ///   - instructions: System instructions, sent before every turn.
+  ///   - tools: Tools the model may call; the session runs them. Names must be unique.
   ///   - logHandler: Where fallbacks are reported; one line on stderr by default.
   public init(
-    model: some LanguageModel, instructions: String? = nil,
+    model: some LanguageModel, instructions: String? = nil, tools: [any Tool] = [],
     logHandler: LogHandler = .standardError
   ) {
     self.model = model
+    self.runnableTools = tools.map { AnyTool($0) }
+    self.tools = runnableTools.map(\.declaration)
     self.logHandler = logHandler
     self.state = Locked(State(transcript: Transcript(instructions: instructions)))
   }
@@ -47,19 +67,42 @@ public final class GenerativeModelSession: Sendable {
     return Response(content: raw.text, rawResponse: raw)
   }
 
-  /// Sends one request and records it; a structured answer is checked
-  /// against `schema` before it is recorded, so the transcript never holds
-  /// an answer the caller was refused.
+  /// Sends one request, runs the tool rounds it takes, and records it; a
+  /// structured answer is checked against `schema` before it is recorded, so
+  /// the transcript never holds an answer the caller was refused.
   func exchange(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
     async throws -> GenerateContentResponse
   {
-    let (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
+    var (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
     defer { end(ticket) }
-    let raw = try await model.respond(to: request)
+    var rounds = ToolRounds(tools: runnableTools, limit: options.maximumToolRounds)
+    while true {
+      let raw = try await model.respond(to: request)
+      try Task.checkCancellation()
+      if try await runTools(of: raw, in: &request, rounds: &rounds) { continue }
+      if let schema { _ = try schema.check(raw.text) }
+      record(raw, for: request, ticket: ticket)
+      return raw
+    }
+  }
+
+  /// When `raw` asks for tools (and the session has some), runs them, adds
+  /// the call and its outputs to `request`, and returns true: the loop goes on.
+  private func runTools(
+    of raw: GenerateContentResponse, in request: inout ModelRequest, rounds: inout ToolRounds
+  ) async throws -> Bool {
+    let calls = raw.functionCalls
+    guard !runnableTools.isEmpty, !calls.isEmpty else { return false }
+    let content = raw.candidates.first?.content ?? Content(role: "model", parts: [])
+    let outputs = try await rounds.run(calls)
     try Task.checkCancellation()
-    if let schema { _ = try schema.check(raw.text) }
-    record(raw, for: request, ticket: ticket)
-    return raw
+    if rounds.anyToolRan { request.route.pin() }
+    request.transcript.entries.append(.response(content, modelVersion: raw.modelVersion))
+    request.transcript.entries.append(.toolOutputs(outputs))
+    // The choice applies to the first round: after the outputs the model is
+    // free to answer in text, or a required call would loop to the limit.
+    if request.options.toolChoice.mode != .none { request.options.toolChoice = .auto }
+    return true
   }
 
   /// Answers `prompt` as snapshots of the text so far.
@@ -87,19 +130,32 @@ public final class GenerativeModelSession: Sendable {
         }
         let task = Task {
           do {
-            var accumulator = ResponseAccumulator()
-            for try await delta in model.streamResponse(to: request) {
-              accumulator.add(delta)
-              if let raw = accumulator.response {
+            var request = request
+            var rounds = ToolRounds(tools: runnableTools, limit: options.maximumToolRounds)
+            while true {
+              var accumulator = ResponseAccumulator()
+              for try await delta in model.streamResponse(to: request) {
+                accumulator.add(delta)
+                // A round that asks for tools shows nothing: the stream
+                // carries the final round's answer only.
+                if let raw = accumulator.response, runnableTools.isEmpty || raw.functionCalls.isEmpty,
+                  runnableTools.isEmpty || !raw.text.isEmpty
+                {
+                  continuation.yield(ResponseStream.Snapshot(content: raw.text, rawResponse: raw))
+                }
+              }
+              try Task.checkCancellation()
+              guard let raw = accumulator.response else {
+                throw HybridInferenceError.malformedResponse("the model ended without a response")
+              }
+              if try await runTools(of: raw, in: &request, rounds: &rounds) { continue }
+              if !runnableTools.isEmpty, raw.text.isEmpty {
                 continuation.yield(ResponseStream.Snapshot(content: raw.text, rawResponse: raw))
               }
+              if let schema { _ = try schema.check(raw.text) }
+              record(raw, for: request, ticket: ticket)
+              break
             }
-            try Task.checkCancellation()
-            guard let raw = accumulator.response else {
-              throw HybridInferenceError.malformedResponse("the model ended without a response")
-            }
-            if let schema { _ = try schema.check(raw.text) }
-            record(raw, for: request, ticket: ticket)
             end(ticket)
             continuation.finish()
           } catch {
@@ -120,6 +176,7 @@ public final class GenerativeModelSession: Sendable {
   ) {
     try options.validate()
     if let error = schema?.derivationError { throw error }
+    try Self.checkTools(tools)
     guard !prompt.isEmpty else { throw HybridInferenceError.emptyPrompt }
     let (transcript, ticket) = try state.withLock { state throws -> (Transcript, UInt64) in
       guard state.activeRequest == nil else { throw HybridInferenceError.concurrentRequests }
@@ -130,9 +187,21 @@ public final class GenerativeModelSession: Sendable {
     var requestTranscript = transcript
     requestTranscript.entries.append(.prompt(prompt))
     let request = ModelRequest(
-      transcript: requestTranscript, options: options, responseSchema: schema, sessionStorage: storage,
-      logHandler: logHandler)
+      transcript: requestTranscript, options: options, responseSchema: schema, tools: tools,
+      sessionStorage: storage, logHandler: logHandler)
     return (request, ticket)
+  }
+
+  /// Tool names must be unique and their schemas describable: checked on
+  /// every request, before anything is sent.
+  private static func checkTools(_ tools: [ToolDeclaration]) throws(HybridInferenceError) {
+    var seen: Set<String> = []
+    for tool in tools {
+      guard seen.insert(tool.name).inserted else {
+        throw .invalidOptions("two tools are named \(tool.name); tool names must be unique")
+      }
+      if let error = tool.parameters.derivationError { throw error }
+    }
   }
 
   /// Adds the prompt and the answer, unless the request was abandoned.

@@ -36,7 +36,18 @@ public struct HybridModel: LanguageModel {
   }
 
   /// Answers from the primary, or from the secondary after a failure the rules let it fall back from.
+  ///
+  /// Once a tool has run in the request (`ToolRoute`), the side that answered
+  /// before is asked again and nothing falls back: the tool may have had
+  /// effects that must not be repeated on the other model.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
+    let depth = request.routeDepth
+    var request = request
+    request.routeDepth += 1
+    if request.route.isPinned {
+      return request.route.pinnedSide(at: depth) == .secondary
+        ? try await secondary.respond(to: request) : try await primary.respond(to: request)
+    }
     let primaryError: any Error
     switch primary.availability {
     case .available:
@@ -45,7 +56,9 @@ public struct HybridModel: LanguageModel {
         break
       }
       do {
-        return try await primary.respond(to: request)
+        let response = try await primary.respond(to: request)
+        request.route.record(.primary, at: depth)
+        return response
       } catch {
         guard FallbackRule.allowsFallback(after: error, primaryPlacement: primary.placement) else {
           throw error
@@ -56,9 +69,11 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let reason):
       primaryError = primaryUnavailable(reason, request)
     }
-    return try await askSecondary(after: primaryError) {
+    let response = try await askSecondary(after: primaryError) { [request] in
       try await secondary.respond(to: request)
     }
+    request.route.record(.secondary, at: depth)
+    return response
   }
 
   /// Streams from the primary, falling back to the secondary only before any text was delivered.
@@ -75,6 +90,14 @@ public struct HybridModel: LanguageModel {
     _ request: ModelRequest,
     into continuation: ResponseDeltaStream.Continuation
   ) async throws {
+    let depth = request.routeDepth
+    var request = request
+    request.routeDepth += 1
+    if request.route.isPinned {
+      let side = request.route.pinnedSide(at: depth) == .secondary ? secondary : primary
+      for try await delta in side.streamResponse(to: request) { continuation.yield(delta) }
+      return
+    }
     let primaryError: any Error
     switch primary.availability {
     case .available:
@@ -98,6 +121,7 @@ public struct HybridModel: LanguageModel {
           }
         }
         for held in heldBack { continuation.yield(held) }
+        request.route.record(.primary, at: depth)
         return
       } catch {
         guard !deliveredText,
@@ -109,11 +133,12 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let reason):
       primaryError = primaryUnavailable(reason, request)
     }
-    try await askSecondary(after: primaryError) {
+    try await askSecondary(after: primaryError) { [request] in
       for try await delta in secondary.streamResponse(to: request) {
         continuation.yield(delta)
       }
     }
+    request.route.record(.secondary, at: depth)
   }
 
   /// The primary's remembered failure (a cloud known to be offline), logged

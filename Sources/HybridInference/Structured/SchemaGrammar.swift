@@ -30,14 +30,27 @@ struct SchemaGrammar {
 
   /// The grammar text; its start rule is `root`.
   static func gbnf(for schema: GenerationSchema) throws(HybridInferenceError) -> String {
-    var builder = SchemaGrammar(root: try schema.ordered())
-    let body = try builder.expression(for: builder.root, path: "$", depth: 0)
-    builder.rules.insert(("root", body), at: 0)
-    return builder.rules.map { "\($0.0) ::= \($0.1)" }.joined(separator: "\n") + "\n"
+    let (body, rules) = try self.rules(for: schema, prefix: "")
+    return ([("root", body)] + rules).map { "\($0.0) ::= \($0.1)" }.joined(separator: "\n") + "\n"
   }
 
-  private init(root: OrderedJSON) {
+  /// The schema as an expression and the rules it names, for a grammar that
+  /// holds several schemas (a tool call's arguments, one per tool): every
+  /// rule of its own starts with `prefix`; the primitives (`ws`, `string`,
+  /// ...) are shared and identical in every schema's list.
+  static func rules(for schema: GenerationSchema, prefix: String) throws(HybridInferenceError) -> (
+    expression: String, rules: [(String, String)]
+  ) {
+    var builder = SchemaGrammar(root: try schema.ordered(), prefix: prefix)
+    let body = try builder.expression(for: builder.root, path: "$", depth: 0)
+    return (body, builder.rules)
+  }
+
+  private let prefix: String
+
+  private init(root: OrderedJSON, prefix: String) {
     self.root = root
+    self.prefix = prefix
   }
 
   private static let primitives: [String: String] = [
@@ -70,6 +83,7 @@ struct SchemaGrammar {
   private mutating func add(_ base: String, _ body: String) -> String {
     var name = base.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined()
     if name.isEmpty || !(name.first?.isLetter ?? false) { name = "r-" + name }
+    name = prefix + name
     var unique = name
     var counter = 1
     while names.contains(unique) || Self.primitives[unique] != nil {

@@ -57,10 +57,10 @@ final class SchemaRecorder {
       throw failure(path, "\(type)'s init(from:) refused placeholder values (\(error)); give it a schema by hand")
     }
     if let failure = node.failure { throw failure }
-    guard let schema = node.schema(describe: { self.described($0, at: $1) }, path: path) else {
-      throw failure(path, "\(type)'s init(from:) reads nothing")
-    }
-    return (schema, value)
+    // A type that reads nothing (a struct without properties, such as the
+    // arguments of a tool that takes none) accepts `{}`: an empty object.
+    let empty = OrderedJSON.object([("type", .string("object")), ("properties", .object([]))])
+    return (node.schema(describe: { self.described($0, at: $1) }, path: path) ?? empty, value)
   }
 
   private func recordEnumeration<Value: Decodable, Enumeration: CaseIterable & RawRepresentable>(

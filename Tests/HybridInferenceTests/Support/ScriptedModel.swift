@@ -22,6 +22,8 @@ final class ScriptedModel: LanguageModel {
     case hang
     /// Streams these text deltas, then waits until cancelled.
     case answerThenHang([String])
+    /// Asks for these tool calls (one delta of functionCall parts), then finishes with STOP.
+    case calls([Part.FunctionCall])
   }
 
   let modelVersion: String
@@ -71,10 +73,7 @@ final class ScriptedModel: LanguageModel {
     }
     // Like the real backends, it reads only its own half of the options.
     var seen = request
-    seen.options =
-      placement == .cloud
-      ? HybridGenerationOptions(gemini: request.options.gemini)
-      : HybridGenerationOptions(foundationModels: request.options.foundationModels)
+    if placement == .cloud { seen.options.foundationModels = nil } else { seen.options.gemini = nil }
     let step = state.withLock { state -> Step in
       state.requests.append(seen)
       return state.script.isEmpty ? .answer(["\(modelVersion) default"]) : state.script.removeFirst()
@@ -95,6 +94,12 @@ final class ScriptedModel: LanguageModel {
     switch step {
     case .answer(let deltas):
       for delta in deltas { continuation.yield(textDelta(delta)) }
+      continuation.yield(finalDelta())
+    case .calls(let calls):
+      continuation.yield(
+        GenerateContentResponse(
+          candidates: [Candidate(content: Content(role: "model", parts: calls.map { Part(functionCall: $0) }))],
+          modelVersion: modelVersion))
       continuation.yield(finalDelta())
     case .fail(let error):
       throw error

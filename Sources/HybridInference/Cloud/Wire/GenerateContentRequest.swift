@@ -13,6 +13,10 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   var generationConfig: GenerationConfig?
   /// The model's safety thresholds.
   var safetySettings: [SafetySetting]?
+  /// The session's tools, as function declarations.
+  var tools: [GeminiTool]?
+  /// How the model may call them, when not Gemini's default (`AUTO`).
+  var toolConfig: GeminiToolConfig?
 
   /// The wire form of a session request: transcript entries become contents
   /// with their role and parts unchanged (thought signatures and function
@@ -28,6 +32,12 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// A request's `responseSchema` becomes `responseMimeType`
   /// `application/json` plus `responseJsonSchema`, after checking that Gemini
   /// accepts every keyword in it (`GeminiSchemaCheck`).
+  ///
+  /// The request's tools become `functionDeclarations` (each schema checked
+  /// the same way) and a tool choice other than `.auto` becomes
+  /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
+  /// travel as the `functionCall` and `functionResponse` parts they are, with
+  /// their ids and thought signatures unchanged.
   init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
     var config = request.options.gemini
     if let schema = request.responseSchema {
@@ -37,6 +47,17 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
       config?.responseJsonSchema = schema
     }
     self.init(transcript: request.transcript, generationConfig: config, safetySettings: safetySettings)
+    if !request.tools.isEmpty {
+      var declarations: [GeminiTool.FunctionDeclaration] = []
+      for tool in request.tools {
+        try GeminiSchemaCheck.check(tool.parameters)
+        declarations.append(
+          GeminiTool.FunctionDeclaration(
+            name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters))
+      }
+      tools = [GeminiTool(functionDeclarations: declarations)]
+      toolConfig = GeminiToolConfig(request.options.toolChoice)
+    }
   }
 
   init(transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?) {

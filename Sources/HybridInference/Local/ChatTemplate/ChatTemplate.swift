@@ -32,27 +32,57 @@ struct ChatTemplate: Sendable {
     compiled = template.map { source in Result { () throws(JinjaError) in try JinjaTemplate(source) } }
   }
 
-  /// One message in llama.cpp's terms.
+  /// One message in llama.cpp's terms, with the tool fields transformers
+  /// templates read (`tool_calls`, `tool_call_id`, `name`).
   struct Message: Equatable {
     var role: String
     var content: String
+    /// An assistant message's calls.
+    var toolCalls: [Part.FunctionCall] = []
+    /// A `tool` message's call id and tool name.
+    var toolCallID: String? = nil
+    var name: String? = nil
   }
 
   /// The messages of `transcript`: instructions as `system`, then every turn.
   /// Non-text parts a local model cannot read make the request unsupported.
-  static func messages(of transcript: Transcript) throws(HybridInferenceError) -> [Message] {
+  ///
+  /// Tool calls and outputs become the template's own `tool_calls` and `tool`
+  /// messages when `syntax` is a template family; in the generic format they
+  /// are text: the call as its JSON object, each output as a user message.
+  static func messages(of transcript: Transcript, syntax: ToolCallSyntax? = nil) throws(HybridInferenceError)
+    -> [Message]
+  {
     var messages: [Message] = []
     if let instructions = transcript.instructions, !instructions.isEmpty {
       messages.append(Message(role: "system", content: instructions))
     }
+    let inTemplate = syntax?.usesTemplateTools ?? false
     for entry in transcript.entries {
       if entry.role == .user,
         entry.content.parts.contains(where: { $0.inlineData != nil || $0.fileData != nil })
       {
         throw .unsupportedRequest("the on-device model reads text only")
       }
+      let outputs = entry.toolOutputs
+      for output in outputs {
+        messages.append(
+          inTemplate
+            ? Message(role: "tool", content: output.outputText, toolCallID: output.id, name: output.name)
+            : Message(role: "user", content: ToolOutputPrompt.generic(output)))
+      }
+      if !outputs.isEmpty && entry.text.isEmpty { continue }
       let role = entry.role == .user ? "user" : "assistant"
-      messages.append(Message(role: role, content: entry.text))
+      let calls = entry.toolCalls
+      if inTemplate || calls.isEmpty {
+        messages.append(Message(role: role, content: entry.text, toolCalls: calls))
+      } else {
+        let written = calls.map {
+          #"{"name": "# + OrderedJSON.quote($0.name) + #", "arguments": "# + $0.argumentsJSON + "}"
+        }
+        messages.append(
+          Message(role: role, content: ([entry.text] + written).filter { !$0.isEmpty }.joined(separator: "\n")))
+      }
     }
     return messages
   }
@@ -60,15 +90,23 @@ struct ChatTemplate: Sendable {
   /// The prompt for `messages`; with `addGenerationPrompt` it ends where the
   /// assistant's answer begins. A template fallback goes to `log`.
   func render(
-    _ messages: [Message], addGenerationPrompt: Bool = true, log: LogHandler = LlamaBackend.logSink.current
+    _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool = true,
+    log: LogHandler = LlamaBackend.logSink.current
   ) -> RenderedPrompt {
     // A fresh nonce per render: a body cannot contain a placeholder it cannot know.
     let nonce = UInt64.random(in: 0...UInt64.max)
-    let placeholders = messages.indices.map { "\u{E000}hybrid-\(nonce)-\($0)\u{E001}" }
-    let masked = zip(messages, placeholders).map { Message(role: $0.role, content: $1) }
-    let bodies = messages.map(\.content)
+    // An empty body stays empty (a template may test it: `if message.content`).
+    let slots = messages.indices.map { "\u{E000}hybrid-\(nonce)-\($0)\u{E001}" }
+    let masked = zip(messages, slots).map { message, placeholder in
+      var masked = message
+      if !message.content.isEmpty { masked.content = placeholder }
+      return masked
+    }
+    let filled = messages.indices.filter { !messages[$0].content.isEmpty }
+    let bodies = filled.map { messages[$0].content }
+    let placeholders = filled.map { slots[$0] }
     if let compiled {
-      switch renderJinja(compiled, messages, masked, placeholders, addGenerationPrompt) {
+      switch renderJinja(compiled, messages, masked, placeholders, addGenerationPrompt, tools) {
       case .success(let prompt): return prompt
       case .failure(let error):
         log.log(
@@ -96,16 +134,15 @@ struct ChatTemplate: Sendable {
 
   private func renderJinja(
     _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ masked: [Message],
-    _ placeholders: [String], _ addGenerationPrompt: Bool
+    _ placeholders: [String], _ addGenerationPrompt: Bool, _ tools: [ToolDeclaration]
   ) -> Result<RenderedPrompt, JinjaError> {
     do throws(JinjaError) {
       let template = try compiled.get()
-      let real = try template.render(variables(messages, addGenerationPrompt))
-      let marked = try template.render(variables(masked, addGenerationPrompt))
+      let real = try template.render(variables(messages, addGenerationPrompt, tools: tools))
+      let marked = try template.render(variables(masked, addGenerationPrompt, tools: tools))
       // A body the template printed as given, or trimmed (`content | trim`).
-      for bodies in [
-        messages.map(\.content), messages.map { JinjaMethods.strip($0.content, nil, leading: true, trailing: true) },
-      ] {
+      let contents = messages.map(\.content).filter { !$0.isEmpty }
+      for bodies in [contents, contents.map { JinjaMethods.strip($0, nil, leading: true, trailing: true) }] {
         if let prompt = RenderedPrompt(rendered: marked, placeholders: placeholders, bodies: bodies),
           prompt.text == real
         {
@@ -118,11 +155,12 @@ struct ChatTemplate: Sendable {
     }
   }
 
-  private func variables(_ messages: [Message], _ addGenerationPrompt: Bool) -> [String: JinjaValue] {
+  func variables(_ messages: [Message], _ addGenerationPrompt: Bool, tools: [ToolDeclaration] = [])
+    -> [String: JinjaValue]
+  {
     [
-      "messages": .array(
-        messages.map { .dict(JinjaDict([("role", .string($0.role)), ("content", .string($0.content))])) }),
-      "tools": .none,
+      "messages": .array(messages.map(\.jinjaValue)),
+      "tools": tools.isEmpty ? .none : .array(tools.map(\.jinjaValue)),
       "documents": .none,
       "add_generation_prompt": .bool(addGenerationPrompt),
       "bos_token": .string(bosToken),

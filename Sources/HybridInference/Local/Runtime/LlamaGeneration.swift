@@ -3,6 +3,8 @@ import CLlama
 /// One turn to generate: the messages, how to render them, how to sample.
 struct GenerationRequest: Sendable {
   var messages: [ChatTemplate.Message]
+  /// Tools the template renders itself (`tools`), if any.
+  var tools: [ToolDeclaration] = []
   var template: ChatTemplate
   /// The caller's limit on the answer, if any.
   var maximumResponseTokens: Int?
@@ -34,7 +36,7 @@ extension LlamaContext {
   func generate(
     _ request: GenerationRequest, context: OpaquePointer, window: Int
   ) throws -> GenerationOutcome {
-    let prompt = try model.tokenize(request.template.render(request.messages, log: request.log))
+    let prompt = try model.tokenize(request.template.render(request.messages, tools: request.tools, log: request.log))
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     // Room for the answer: what the caller asked for, else a quarter of the
     // window up to 256 tokens. A conversation that no longer fits is an error,

@@ -15,12 +15,33 @@ final class GrammarConstraint {
   private let vocabulary: VocabularyBytes
   private var utf8 = UTF8Validator()
   private var candidates: [llama_token_data]
+  /// For a lazy grammar (a tool call in free text): where it starts.
+  private var trigger: LazyTrigger?
 
+  /// - Parameter lazy: The call syntax whose trigger starts the grammar
+  ///   (`llama_sampler_init_grammar_lazy_patterns`); until it appears
+  ///   sampling is free. Nil: the grammar holds from the first token.
   /// - Throws: `unsupportedRequest` when llama.cpp's parser refuses the
   ///   grammar (or the vocabulary cannot express it), so a hybrid can fall back.
-  init(grammar text: String, model: LlamaModel) throws(HybridInferenceError) {
-    guard let sampler = llama_sampler_init_grammar(model.vocab, text, "root") else {
-      throw .unsupportedRequest("llama.cpp refused the response schema's grammar")
+  init(grammar text: String, model: LlamaModel, lazy: ToolCallSyntax? = nil) throws(HybridInferenceError) {
+    let sampler: UnsafeMutablePointer<llama_sampler>?
+    if let lazy {
+      let trigger = try LazyTrigger(syntax: lazy, model: model)
+      self.trigger = trigger
+      if var token = trigger.token {
+        sampler = llama_sampler_init_grammar_lazy_patterns(model.vocab, text, "root", nil, 0, &token, 1)
+      } else {
+        sampler = trigger.pattern.withCString { pattern in
+          var patterns: [UnsafePointer<CChar>?] = [pattern]
+          return llama_sampler_init_grammar_lazy_patterns(model.vocab, text, "root", &patterns, 1, nil, 0)
+        }
+      }
+    } else {
+      sampler = llama_sampler_init_grammar(model.vocab, text, "root")
+    }
+    guard let sampler else {
+      throw .unsupportedRequest(
+        lazy == nil ? "llama.cpp refused the response schema's grammar" : "llama.cpp refused the tool call grammar")
     }
     grammar = sampler
     vocabulary = model.vocabularyBytes
@@ -50,6 +71,7 @@ final class GrammarConstraint {
       throw .generationFailed("no token continues the response schema's grammar")
     }
     utf8 = next
+    trigger?.accept(choice.token, piece: vocabulary.bytes(of: choice.token))
     llama_sampler_accept(grammar, choice.token)
     llama_sampler_accept(chain, choice.token)
     return choice.token
@@ -64,6 +86,9 @@ final class GrammarConstraint {
     for index in candidates.indices {
       var logit = logits[index]
       if filtered, vocabulary.state(after: llama_token(index), from: state) == nil { logit = -.infinity }
+      if filtered, let trigger, trigger.awaiting, !trigger.admits(vocabulary.bytes(of: llama_token(index))) {
+        logit = -.infinity
+      }
       candidates[index] = llama_token_data(id: llama_token(index), logit: logit, p: 0)
     }
     return candidates.withUnsafeMutableBufferPointer { buffer -> (llama_token, Bool)? in
@@ -80,6 +105,7 @@ final class GrammarConstraint {
   /// Whether the grammar and UTF-8 both allow `token` next.
   private func allows(_ token: llama_token) -> Bool {
     guard vocabulary.state(after: token, from: utf8) != nil else { return false }
+    if let trigger, trigger.awaiting, !trigger.admits(vocabulary.bytes(of: token)) { return false }
     var single = llama_token_data(id: token, logit: 0, p: 0)
     return withUnsafeMutablePointer(to: &single) { pointer in
       var array = llama_token_data_array(data: pointer, size: 1, selected: -1, sorted: false)

@@ -19,8 +19,10 @@ final class SamplerChain {
   ///   follow, with the model whose vocabulary it is applied to. It is kept
   ///   beside the chain and checked lazily (`GrammarConstraint`), because
   ///   filtering the whole vocabulary first costs more than the decode step.
+  ///   With `lazy`, the grammar is a tool call's, and holds only once that
+  ///   syntax's trigger appears (`GrammarConstraint`).
   init(
-    options: GenerationOptions?, grammar: (text: String, model: LlamaModel)? = nil
+    options: GenerationOptions?, grammar: (text: String, model: LlamaModel)? = nil, lazy: ToolCallSyntax? = nil
   ) throws(HybridInferenceError) {
     var params = llama_sampler_chain_default_params()
     params.no_perf = true
@@ -30,7 +32,7 @@ final class SamplerChain {
     pointer = chain
     do {
       constraint = try grammar.map { grammar throws(HybridInferenceError) in
-        try GrammarConstraint(grammar: grammar.text, model: grammar.model)
+        try GrammarConstraint(grammar: grammar.text, model: grammar.model, lazy: lazy)
       }
     } catch {
       llama_sampler_free(chain)

@@ -82,6 +82,13 @@ final class VocabularyBytes: Sendable {
     self.isWhole = isWhole
   }
 
+  /// The bytes of `token` (empty outside the vocabulary, and for control tokens).
+  func bytes(of token: llama_token) -> ArraySlice<UInt8> {
+    let index = Int(token)
+    guard index >= 0, index < isWhole.count else { return [] }
+    return bytes[starts[index]..<starts[index + 1]]
+  }
+
   /// The UTF-8 state after `token` follows `state`, or nil if its bytes
   /// would make the text ill-formed. A token outside the vocabulary is nil.
   func state(after token: llama_token, from state: UTF8Validator) -> UTF8Validator? {

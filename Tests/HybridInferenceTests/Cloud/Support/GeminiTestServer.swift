@@ -85,6 +85,12 @@ final class GeminiTestServer {
     return try XCTUnwrap(object as? [String: Any], "no request for \(model)")
   }
 
+  /// Every request the server received for `model`, oldest first (as `lastRequest`).
+  func allRequests(_ model: String) async throws -> [[String: Any]] {
+    let object = try await get("/_all", model: model)
+    return try XCTUnwrap(object as? [[String: Any]], "no requests for \(model)")
+  }
+
   /// A loopback URL where connecting hangs, as to an unreachable host.
   func blackholeURL() async throws -> URL {
     let object = try await get("/_blackhole", model: "") as? [String: Any]
