@@ -24,6 +24,10 @@ Retry-After header value):
     fault-stream-error      one good chunk, then data: {"error": {...}}
     fault-stream-error-first  data: {"error": {...}} before any content
     fault-echo-key     400 whose message quotes the bearer token it received
+    tools              a two-round tool exchange: without a tool output, calls
+                       get_weather(city: Paris) (streamed in fragments); with
+                       one, checks the call and its output came back (else 400
+                       saying what is wrong) and answers "It is sunny in Paris."
 
 GET /v1/models lists "echo". GET /_stats?model=M returns {"count": N}.
 """
@@ -100,14 +104,52 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(503, b"upstream unavailable\nmore detail\n", "text/plain; charset=utf-8")
         if name == "fault-400":
             return self.send(400, envelope("max_tokens is too large", "invalid_request_error", "invalid_value"))
+        if name == "tools":
+            problem = tool_problem(body)
+            if problem:
+                return self.send(400, envelope(problem, "invalid_request_error", "tools"))
+            if body["messages"][-1].get("role") != "tool":
+                return self.call_weather(model, body)
+            if body.get("stream"):
+                return self.stream(model, [{"role": "assistant", "content": "It is sunny "}, {"content": "in Paris."}],
+                                   "stop")
         self.answer(model, name, body)
+
+    def call_weather(self, model, body):
+        call = {"id": "call_w1", "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+        if not body.get("stream"):
+            return self.send(200, json.dumps({
+                "id": "chatcmpl-t", "object": "chat.completion", "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                             "finish_reason": "tool_calls"}]}).encode())
+        self.stream(model, [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": "call_w1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]},
+            {"tool_calls": [{"index": 0, "function": {"arguments": '{"city":'}}]},
+            {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]},
+        ], "tool_calls")
+
+    def stream(self, model, deltas, finish):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for index, delta in enumerate(deltas):
+            last = index == len(deltas) - 1
+            payload = {"id": "chatcmpl-t", "object": "chat.completion.chunk", "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish if last else None}]}
+            self.wfile.write(("data: " + json.dumps(payload) + "\n\n").encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.close_connection = True
 
     def answer(self, model, name, body):
         last = ""
         for message in body.get("messages", []):
             if message.get("role") == "user":
                 last = message.get("content", "")
-        text = "echo: " + last
+        text = "It is sunny in Paris." if name == "tools" else "echo: " + last
         usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
         if not body.get("stream"):
             return self.send(200, json.dumps({
@@ -146,6 +188,31 @@ class Handler(BaseHTTPRequestHandler):
             event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage})
         event("[DONE]")
         self.close_connection = True
+
+
+def tool_problem(body):
+    """What is wrong with a request of the `tools` exchange, or None."""
+    names = [tool.get("function", {}).get("name") for tool in body.get("tools") or []]
+    messages = body.get("messages", [])
+    if messages and messages[-1].get("role") != "tool":
+        if "get_weather" not in names:
+            return "get_weather is not offered: %r" % names
+        schema = body["tools"][names.index("get_weather")]["function"].get("parameters", {})
+        if schema.get("properties", {}).get("city", {}).get("type") != "string":
+            return "get_weather's parameters are not its schema: %r" % schema
+        return None
+    calls = [m for m in messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    if not calls:
+        return "the tool output came back without the assistant's call"
+    call = calls[-1]["tool_calls"][0]
+    if call.get("id") != "call_w1" or call.get("function", {}).get("name") != "get_weather":
+        return "the call came back changed: %r" % call
+    if json.loads(call["function"].get("arguments", "null")) != {"city": "Paris"}:
+        return "the call's arguments came back changed: %r" % call
+    output = messages[-1]
+    if output.get("tool_call_id") != "call_w1" or "Sunny" not in (output.get("content") or ""):
+        return "the tool output is not the call's: %r" % output
+    return None
 
 
 def main():

@@ -29,6 +29,9 @@ private struct OpenAIStreamAttempt: CloudStreamAttempt {
   let client: OpenAIClient
   private var delivery: StreamDelivery
   private var sawDone = false
+  /// Function calls arrive in pieces; they are delivered whole, at the end.
+  private var toolCalls = ToolCallAssembly()
+  private var lastModelVersion: String?
   var deliveredContent: Bool { delivery.deliveredContent }
 
   init(client: OpenAIClient, continuation: ResponseDeltaStream.Continuation) {
@@ -38,6 +41,9 @@ private struct OpenAIStreamAttempt: CloudStreamAttempt {
 
   mutating func run(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws {
     try await client.call.stream(request, deadline: deadline) { try handle($0) }
+    if let calls = toolCalls.response(modelVersion: lastModelVersion ?? client.modelName) {
+      try delivery.deliver(calls)
+    }
     try delivery.finish()
   }
 
@@ -66,7 +72,10 @@ private struct OpenAIStreamAttempt: CloudStreamAttempt {
     if SSEEvent.opensErrorObject(data), let error = OpenAIErrorMapping.streamError(json, apiKey: client.apiKey) {
       throw error
     }
-    let delta = try client.decodeCompletion(json).response(fallbackModel: client.modelName)
+    var chunk = try client.decodeCompletion(json)
+    toolCalls.take(from: &chunk)
+    let delta = chunk.response(fallbackModel: client.modelName)
+    lastModelVersion = delta.modelVersion
     // The role-only first chunk (and any other that carries nothing) is not
     // passed on: it would only be an empty snapshot.
     guard delta.usageMetadata != nil || delta.candidates.contains(where: { !$0.isEmpty }) else { return }

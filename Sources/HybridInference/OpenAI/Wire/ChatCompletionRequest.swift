@@ -18,6 +18,8 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
   var presencePenalty: Double?
   var frequencyPenalty: Double?
   var responseFormat: ResponseFormat?
+  var tools: [ChatTool]?
+  var toolChoice: ChatToolChoice?
 
   enum CodingKeys: String, CodingKey {
     case model, messages, stream, temperature, stop, seed, n
@@ -28,6 +30,8 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
     case presencePenalty = "presence_penalty"
     case frequencyPenalty = "frequency_penalty"
     case responseFormat = "response_format"
+    case tools
+    case toolChoice = "tool_choice"
   }
 
   /// `include_usage` asks for a last chunk with the token counts.
@@ -56,11 +60,9 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
     var strict: Bool
   }
 
-  /// The wire form of a session request: the instructions as a `system`
-  /// message, then every turn as `user` or `assistant` (`model` turns, from
-  /// Gemini or the device alike), with its answer text; thoughts stay out,
-  /// as the protocol has no place for them. Empty turns are left out, as
-  /// the Gemini encoder does.
+  /// The wire form of a session request: the transcript as messages
+  /// (`ChatMessage.messages(of:)`), the offered tools as `tools` with
+  /// `tool_choice` when a call is required.
   ///
   /// Options come from the `gemini` half (the cloud half of a hybrid's
   /// options): temperature, topP, topK, maxOutputTokens, stopSequences,
@@ -73,18 +75,7 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
   ///   (this backend is text only); `.unsupportedSchema` for a schema that
   ///   failed to derive.
   init(_ request: ModelRequest, model: String, stream: Bool) throws(HybridInferenceError) {
-    var messages: [ChatMessage] = []
-    if let instructions = request.transcript.instructions, !instructions.isEmpty {
-      messages.append(ChatMessage(role: "system", content: instructions))
-    }
-    for entry in request.transcript.entries {
-      if entry.content.parts.contains(where: { $0.inlineData != nil || $0.fileData != nil }) {
-        throw .unsupportedRequest("an OpenAI-compatible server is sent text only (the turn has inline data or a file)")
-      }
-      let text = entry.content.text
-      guard !text.isEmpty else { continue }
-      messages.append(ChatMessage(role: entry.role == .user ? "user" : "assistant", content: text))
-    }
+    let messages = try ChatMessage.messages(of: request.transcript)
     self.model = model
     self.messages = messages
     self.stream = stream
@@ -99,6 +90,9 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
     n = config?.candidateCount
     presencePenalty = config?.presencePenalty
     frequencyPenalty = config?.frequencyPenalty
+    let offered = request.offeredTools
+    tools = offered.isEmpty ? nil : offered.map(ChatTool.init)
+    toolChoice = offered.isEmpty ? nil : ChatToolChoice(request.options.toolChoice)
     if let schema = request.responseSchema {
       if let error = schema.derivationError { throw error }
       responseFormat = ResponseFormat(
@@ -107,10 +101,4 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
       responseFormat = ResponseFormat(type: "json_object")
     }
   }
-}
-
-/// One message of the conversation: `system`, `user` or `assistant`.
-struct ChatMessage: Sendable, Hashable, Codable {
-  var role: String
-  var content: String
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A `/chat/completions` answer (unary) or one chunk of a stream.
 ///
 /// Both shapes differ only in `message` (unary) versus `delta` (chunk), so
@@ -39,10 +41,26 @@ struct ChatCompletionResponse: Sendable, Hashable, Decodable {
     var content: String?
     var reasoningContent: String?
     var refusal: String?
+    /// Whole calls in a unary answer; fragments (by `index`) in a stream.
+    var toolCalls: [ToolCallFragment]?
 
     enum CodingKeys: String, CodingKey {
       case content, refusal
       case reasoningContent = "reasoning_content"
+      case toolCalls = "tool_calls"
+    }
+  }
+
+  /// A function call, or in a stream a piece of one: the first piece names
+  /// the call, the later ones add to its `arguments` string.
+  struct ToolCallFragment: Sendable, Hashable, Decodable {
+    var index: Int?
+    var id: String?
+    var function: Function?
+
+    struct Function: Sendable, Hashable, Decodable {
+      var name: String?
+      var arguments: String?
     }
   }
 
@@ -70,6 +88,9 @@ struct ChatCompletionResponse: Sendable, Hashable, Decodable {
       }
       if let text = message?.content, !text.isEmpty { parts.append(Part(text: text)) }
       if let refusal = message?.refusal, !refusal.isEmpty { parts.append(Part(text: refusal)) }
+      for call in message?.toolCalls ?? [] {
+        parts.append(Part(functionCall: Self.functionCall(id: call.id, call.function?.name, call.function?.arguments)))
+      }
       return Candidate(
         content: parts.isEmpty && choice.message == nil ? nil : Content(role: "model", parts: parts),
         finishReason: choice.finishReason.map(Self.finishReason), index: choice.index)
@@ -84,13 +105,29 @@ struct ChatCompletionResponse: Sendable, Hashable, Decodable {
       candidates: candidates, usageMetadata: usageMetadata, modelVersion: modelVersion, responseId: id)
   }
 
-  /// `stop` is a finished answer, `length` one cut at `max_tokens`,
+  /// A call in the library's shape. Arguments that are not JSON stay as
+  /// their text (a JSON string), so the session's check of the arguments
+  /// against the tool's schema sends the model its mistake.
+  static func functionCall(id: String?, _ name: String?, _ arguments: String?) -> Part.FunctionCall {
+    let text = arguments ?? ""
+    let args: JSONValue
+    if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+      args = .object([:])
+    } else if let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) {
+      args = value
+    } else {
+      args = .string(text)
+    }
+    return Part.FunctionCall(id: id, name: name ?? "", args: args)
+  }
+
+  /// `stop` is a finished answer (`tool_calls` too: the calls are its parts), `length` one cut at `max_tokens`,
   /// `content_filter` a stop for policy (an error, as Gemini's SAFETY is);
   /// anything else is kept upper-cased, which the library treats as a stop
   /// it does not know (an error carrying the text so far).
   static func finishReason(_ wire: String) -> FinishReason {
     switch wire {
-    case "stop", "eos", "stop_sequence": .stop
+    case "stop", "eos", "stop_sequence", "tool_calls", "function_call": .stop
     case "length", "max_tokens": .maxTokens
     case "content_filter": .safety
     default: FinishReason(rawValue: wire.uppercased())
