@@ -57,6 +57,15 @@ enum StreamedDecode {
     return Sample(tokensPerSecond: Double(generated - 1) / elapsed, switchesPerToken: perToken)
   }
 
+  /// The CPU's name as lscpu gives it ("Model name", from /proc/cpuinfo).
+  static var cpuModel: String {
+    let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+    let line = info.split(separator: "\n").first { $0.hasPrefix("model name") }
+    return line.flatMap { $0.split(separator: ":", maxSplits: 1).last }.map {
+      $0.trimmingCharacters(in: .whitespaces)
+    } ?? "unknown CPU"
+  }
+
   /// Voluntary context switches (a thread blocked: a wake-up to come) of
   /// every thread of the process; involuntary ones measure the machine's load.
   static func contextSwitches() -> Int {

@@ -48,3 +48,17 @@ final class ComputeLanes: Sendable {
   /// How many lanes exist (for tests: bounded by the compute budget).
   var count: Int { lanes.withLock { $0.count } }
 }
+
+/// For the benchmarks: llama.cpp called directly (beside the library, in the
+/// same process) must run on a compute lane too, or its OpenMP team would be
+/// one too many and slow both down (see `ComputeLanes`).
+@_spi(Benchmarks) public enum ComputeLane {
+  /// Runs `body` on a leased compute lane and returns its result.
+  public static func run<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+    let lane = ComputeLanes.shared.lease()
+    defer { ComputeLanes.shared.giveBack(lane) }
+    return await withCheckedContinuation { continuation in
+      lane.async { continuation.resume(returning: body()) }
+    }
+  }
+}
