@@ -98,7 +98,7 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "## 1b. Streamed decode (issue 14, target: >= 0.97x llama-bench tg128 at $THREADS threads and at 1)"
     echo
     echo "- CPU: $CPU_MODEL (lscpu \"Model name\"), $(getconf _NPROCESSORS_ONLN) CPUs"
-    echo "- llama-bench: \`-m $(basename "$MODEL") -p 0 -n 128 -t <threads> -b 512 -ub 512 -r 1 -o json\` (weights repacked, llama.cpp's default and the library's), once per run, alternated with ours"
+    echo "- llama-bench: \`-m $(basename "$MODEL") -p 0 -n 128 -d <prompt tokens> -t <threads> -b 512 -ub 512 -r 1 -o json\` (weights repacked, llama.cpp's default and the library's), once per run, alternated with ours; -d puts our prompt's tokens in the KV cache"
     echo "- Ours: \`GenerativeModelSession.streamResponse\`, greedy, 128 tokens, timed from the first snapshot to the last; \`respond\` beside it"
     echo; echo '```'; cat "$OUT/decode"; echo '```'; echo
     echo "Reading these: llama.cpp is built with OpenMP (libgomp). libgomp keeps a thread team per"

@@ -9,6 +9,8 @@ enum StreamedDecode {
   struct Sample {
     var tokensPerSecond: Double
     var switchesPerToken: Double
+    /// The prompt's tokens: llama-bench's depth for a fair tg128.
+    var promptTokens = 0
   }
 
   static let prompt = "Write a long essay about the history of the Roman Empire."
@@ -23,14 +25,18 @@ enum StreamedDecode {
     var first: ContinuousClock.Instant?
     var switches = 0
     var generated = 0
+    var promptTokens = 0
     for try await snapshot in session.streamResponse(to: prompt, options: options(tokens)) {
       if first == nil {
         first = .now
         switches = contextSwitches()
       }
       generated = snapshot.rawResponse.usageMetadata?.candidatesTokenCount ?? generated
+      promptTokens = snapshot.rawResponse.usageMetadata?.promptTokenCount ?? promptTokens
     }
-    return sample(from: first, switches: switches, generated: generated)
+    var result = sample(from: first, switches: switches, generated: generated)
+    result.promptTokens = promptTokens
+    return result
   }
 
   /// The same through `respond`: no consumer per token. Timed from the start

@@ -92,19 +92,20 @@ do {
     let runs = arguments.count > 5 ? Int(arguments[5]) ?? 7 : 7
     let model = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads)
     try await model.prepare()
-    _ = try await StreamedDecode.streamed(model: model, tokens: 8)  // warm-up
+    let depth = try await StreamedDecode.streamed(model: model, tokens: 8).promptTokens  // warm-up
     var (streamed, responded, reference) = ([StreamedDecode.Sample](), [StreamedDecode.Sample](), [Double]())
     for _ in 0..<runs {
       reference.append(
         try LlamaBench.run(
-          executable: arguments[3], model: path, threads: threads, batchSize: 512, repetitions: 1, prompt: 0
+          executable: arguments[3], model: path, threads: threads, batchSize: 512, repetitions: 1, prompt: 0,
+          depth: depth
         ).decodeTokensPerSecond)
       streamed.append(try await StreamedDecode.streamed(model: model, tokens: 128))
       responded.append(try await StreamedDecode.responded(model: model, tokens: 128))
     }
     let ours = median(streamed.map(\.tokensPerSecond))
     print(
-      "decode tg128 on \(StreamedDecode.cpuModel), \(threads) thread(s): session.streamResponse \(format(ours)) t/s, respond \(format(median(responded.map(\.tokensPerSecond)))) t/s, llama-bench \(format(median(reference))) t/s; streamed / llama-bench \(format(ours / median(reference), 3)) (runs \(streamed.map { format($0.tokensPerSecond) }) vs \(reference.map { format($0) }))"
+      "decode tg128 on \(StreamedDecode.cpuModel), \(threads) thread(s): session.streamResponse \(format(ours)) t/s, respond \(format(median(responded.map(\.tokensPerSecond)))) t/s, llama-bench -d \(depth) \(format(median(reference))) t/s; streamed / llama-bench \(format(ours / median(reference), 3)) (runs \(streamed.map { format($0.tokensPerSecond) }) vs \(reference.map { format($0) }))"
     )
     print(
       "context switches per token: streamed \(format(median(streamed.map(\.switchesPerToken)), 2)), respond \(format(median(responded.map(\.switchesPerToken)), 2))"
