@@ -7,14 +7,19 @@ enum LlamaBench {
     var decodeTokensPerSecond: Double
   }
 
-  static func run(executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int)
-    throws -> Figures
-  {
+  /// llama-bench's pp512 and tg128 (`prompt: 0` for tg128 alone), with
+  /// llama.cpp's defaults otherwise (weights repacked, as in the library).
+  /// `depth` tokens are in the KV cache before the test (`-d`): a decode
+  /// after a prompt attends to it, and attention is a tenth of a token's time.
+  static func run(
+    executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int, prompt: Int = 512,
+    depth: Int = 0
+  ) throws -> Figures {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = [
-      "-m", model, "-p", "512", "-n", "128", "-t", "\(threads)", "-b", "\(batchSize)",
-      "-ub", "\(batchSize)", "-r", "\(repetitions)", "-o", "json",
+      "-m", model, "-p", "\(prompt)", "-n", "128", "-t", "\(threads)", "-b", "\(batchSize)",
+      "-ub", "\(batchSize)", "-r", "\(repetitions)", "-d", "\(depth)", "-o", "json",
     ]
     let output = Pipe()
     process.standardOutput = output

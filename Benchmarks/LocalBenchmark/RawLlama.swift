@@ -5,7 +5,11 @@ import Foundation
 /// what `llama-bench` does for pp512 and tg128, with the same model, context
 /// size, batch and threads as the library. Beside the library in the same
 /// process, it isolates the library's own cost from machine drift.
-final class RawLlama {
+///
+/// `@unchecked Sendable`: the benchmark calls it from one task at a time, each
+/// call on the library's compute lane (`ComputeLane.run`) so that the process
+/// keeps one OpenMP team.
+final class RawLlama: @unchecked Sendable {
   private let model: OpaquePointer
   private let context: OpaquePointer
   private let vocabSize: Int32

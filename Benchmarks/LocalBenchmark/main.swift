@@ -11,6 +11,8 @@ import Foundation
 //   local-benchmark memory <model.gguf> <sessions>
 //   local-benchmark render <model.gguf>   (issue 10: a 50-turn prompt on the model's own template)
 //   local-benchmark grammar <model.gguf> [threads] [runs]
+//   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   (issue 14: streamed decode)
+//   local-benchmark concurrent <model.gguf> [runs]   (issue 14: 1, 4 and 16 sessions at once)
 
 let arguments = CommandLine.arguments
 
@@ -52,7 +54,7 @@ do {
     var generated = 0
     var (coldTurns, warmTurns) = ([Double](), [Double]())
     let raw = try RawLlama(path: path, contextSize: 768, batchSize: batch, threads: threads)
-    _ = raw.decode(tokens: 8)  // warm-up
+    _ = await ComputeLane.run { raw.decode(tokens: 8) }  // warm-up
     var direct = (prefill: [Double](), decode: [Double]())
     for run in 0..<runs {
       let (prefill, prefillTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
@@ -61,8 +63,8 @@ do {
         executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: 1)
       ours.prefill.append(prefill)
       ours.decode.append(decode)
-      direct.prefill.append(raw.prefill(tokens: 512))
-      direct.decode.append(raw.decode(tokens: 128))
+      direct.prefill.append(await ComputeLane.run { raw.prefill(tokens: 512) })
+      direct.decode.append(await ComputeLane.run { raw.decode(tokens: 128) })
       theirs.prefill.append(reference.prefillTokensPerSecond)
       theirs.decode.append(reference.decodeTokensPerSecond)
       let cold = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads, batchSize: batch)
@@ -83,6 +85,46 @@ do {
     )
     print(
       "a new session answering 'Hi': \(format(median(coldTurns))) ms creating its llama context, \(format(median(warmTurns))) ms taking one from the pool"
+    )
+  case "decode":
+    guard arguments.count >= 4 else { throw BenchmarkError("decode needs the llama-bench path") }
+    let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2
+    let runs = arguments.count > 5 ? Int(arguments[5]) ?? 7 : 7
+    let model = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads)
+    try await model.prepare()
+    let depth = try await StreamedDecode.streamed(model: model, tokens: 8).promptTokens  // warm-up
+    var (streamed, responded, reference) = ([StreamedDecode.Sample](), [StreamedDecode.Sample](), [Double]())
+    for _ in 0..<runs {
+      reference.append(
+        try LlamaBench.run(
+          executable: arguments[3], model: path, threads: threads, batchSize: 512, repetitions: 1, prompt: 0,
+          depth: depth
+        ).decodeTokensPerSecond)
+      streamed.append(try await StreamedDecode.streamed(model: model, tokens: 128))
+      responded.append(try await StreamedDecode.responded(model: model, tokens: 128))
+    }
+    let ours = median(streamed.map(\.tokensPerSecond))
+    print(
+      "decode tg128 on \(StreamedDecode.cpuModel), \(threads) thread(s): session.streamResponse \(format(ours)) t/s, respond \(format(median(responded.map(\.tokensPerSecond)))) t/s, llama-bench -d \(depth) \(format(median(reference))) t/s; streamed / llama-bench \(format(ours / median(reference), 3)) (runs \(streamed.map { format($0.tokensPerSecond) }) vs \(reference.map { format($0) }))"
+    )
+    print(
+      "context switches per token: streamed \(format(median(streamed.map(\.switchesPerToken)), 2)), respond \(format(median(responded.map(\.switchesPerToken)), 2))"
+    )
+  case "concurrent":
+    let runs = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
+    let model = LocalSystemModel(modelPath: path, contextSize: 2048)
+    try await model.prepare()
+    _ = try await ConcurrentSessions.aggregate(model: model, sessions: 1, tokens: 8)  // warm-up
+    var rates: [Int: [Double]] = [:]
+    for _ in 0..<runs {
+      for count in [1, 4, 16] {
+        rates[count, default: []].append(
+          try await ConcurrentSessions.aggregate(model: model, sessions: count, tokens: 64))
+      }
+    }
+    let one = median(rates[1] ?? [])
+    print(
+      "sessions answering at once, 64 greedy tokens each, aggregate: 1 \(format(one)) t/s, 4 \(format(median(rates[4] ?? []))) t/s (\(format(median(rates[4] ?? []) / one, 2))x), 16 \(format(median(rates[16] ?? []))) t/s (\(format(median(rates[16] ?? []) / one, 2))x)"
     )
   case "grammar":
     let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2

@@ -157,7 +157,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     generation.log = request.logHandler
     let context = lease.context
     let turn = generation
-    let outcome = try await context.run { pointer, window in
+    let lane = ComputeLanes.shared.lease()
+    defer { ComputeLanes.shared.giveBack(lane) }
+    let outcome = try await context.run(on: lane) { pointer, window in
       try context.generate(turn, context: pointer, window: window)
     }
     // Checked here, not in the session, so that a hybrid falls back on an

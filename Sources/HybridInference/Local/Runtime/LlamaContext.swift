@@ -1,17 +1,20 @@
 import CLlama
+import Foundation
 import Synchronization
 
-/// A llama context, its KV cache and the thread that runs its work.
+/// A llama context and its KV cache.
 ///
 /// Contexts belong to a model's `ContextPool` and are leased to one request at
 /// a time; sessions own none while idle. The context itself is created on
-/// the first job, on `worker`, off Swift's cooperative threads.
+/// the first job, on a compute lane (`ComputeLanes`), off Swift's cooperative
+/// threads.
 ///
 /// `@unchecked Sendable` with a written reason: every llama.cpp pointer and
-/// the cache bookkeeping are touched only on `worker`, one thread that runs
-/// jobs in order and so plays the part of an actor (see `LlamaThread` for why
-/// a thread of its own). The request's cancellation flag and the busy count
-/// are atomic and may be read from any thread.
+/// the cache bookkeeping are touched only while `jobLock` is held, by one job
+/// at a time on the lane thread its request leased, so jobs run in order as on
+/// an actor (see `ComputeLanes` for why the threads are shared). The request's
+/// cancellation flag, the busy count and the pending forget are atomic and may
+/// be read from any thread.
 final class LlamaContext: @unchecked Sendable {
   /// How a context is made.
   struct Settings: Equatable, Sendable {
@@ -23,10 +26,12 @@ final class LlamaContext: @unchecked Sendable {
 
   let model: LlamaModel
   let settings: Settings
-  private let worker = LlamaThread(name: "HybridInference.llama")
   private let busy = Atomic<Int>(0)
+  private let jobLock = NSLock()
+  /// Set when the owning session ended while a job held the context; the next job forgets first.
+  private let forgetPending = Atomic<Bool>(false)
 
-  // Touched on `worker` only.
+  // Touched under `jobLock` only.
   private var pointer: OpaquePointer?
   /// The tokens whose keys and values the context holds, in order.
   var cachedTokens: [llama_token] = []
@@ -49,26 +54,29 @@ final class LlamaContext: @unchecked Sendable {
   /// cancelled generation really stopped computing.
   var isIdle: Bool { busy.load(ordering: .acquiring) == 0 }
 
-  /// Runs `job` on the context's thread with the context created, and
-  /// returns its result. Cancelling the calling task stops the job between
-  /// compute steps.
+  /// Runs `job` on `lane` with the context created, and returns its result.
+  /// Cancelling the calling task stops the job between compute steps.
   func run<Value: Sendable>(
+    on lane: LlamaThread,
     _ job: @escaping @Sendable (_ context: OpaquePointer, _ size: Int) throws -> Value
   ) async throws -> Value {
     let flag = CancellationFlag()
     busy.add(1, ordering: .releasing)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
-        worker.async {
+        lane.async {
+          self.jobLock.lock()
           self.activeFlag = flag
           LlamaBackend.inFlight.enter()
           defer {
             self.activeFlag = nil
             LlamaBackend.inFlight.leave()
+            self.jobLock.unlock()
             self.busy.subtract(1, ordering: .releasing)
           }
           continuation.resume(
             with: Result {
+              if self.forgetPending.exchange(false, ordering: .acquiring) { self.keep(prefix: self.shareablePrefix) }
               if self.isCancelled { throw CancellationError() }
               let context = try self.created()
               return try job(context, Int(llama_n_ctx(context)))
@@ -81,13 +89,13 @@ final class LlamaContext: @unchecked Sendable {
   }
 
   /// Drops everything after the shareable prefix (a session has ended: what
-  /// it said stays with it). Queued after any running job.
+  /// it said stays with it): at once when no job holds the context (a fast
+  /// KV-cache edit), else as the next job's first step.
   func forgetPrivateTokens() {
-    busy.add(1, ordering: .releasing)
-    worker.async {
-      defer { self.busy.subtract(1, ordering: .releasing) }
-      self.keep(prefix: self.shareablePrefix)
-    }
+    forgetPending.store(true, ordering: .releasing)
+    guard jobLock.try() else { return }
+    defer { jobLock.unlock() }
+    if forgetPending.exchange(false, ordering: .acquiring) { keep(prefix: shareablePrefix) }
   }
 
   /// True when the running request was cancelled or the process is exiting.

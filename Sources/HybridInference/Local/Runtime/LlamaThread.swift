@@ -1,12 +1,12 @@
 import Foundation
 
-/// One OS thread that runs a conversation's llama.cpp work, in order.
+/// One OS thread that runs llama.cpp work, in order: a compute lane (`ComputeLanes`).
 ///
 /// Why not a serial `DispatchQueue`: libdispatch runs a serial queue's work on
 /// whichever worker thread is free, and llama.cpp's OpenMP build keeps a team
 /// of threads per calling thread. A new caller means a new team, while the old
 /// one spins on the same cores; decode speed then drops and wobbles. A thread
-/// of our own keeps one team for the life of the context. It also keeps
+/// of our own keeps one team for the life of the process. It also keeps
 /// blocking C calls off Swift's cooperative threads.
 final class LlamaThread: Sendable {
   private enum Job {
