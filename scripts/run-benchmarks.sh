@@ -72,7 +72,10 @@ step "one large SSE event (1, 5, 20 MB)"
 "$BIN/cloud-benchmark" sse 5 | tee "$OUT/sse"
 
 step "OpenAI-compatible backend against llama-server -np 4"
-"$BIN/cloud-benchmark" fleet --local-model "$MODEL" --requests 100 | tee "$OUT/fleet"
+# 32 requests: at 32 in flight one request in 100 sometimes waited past the client's
+# 120 s deadline (see the reading note); a failure is reported, not fatal.
+"$BIN/cloud-benchmark" fleet --local-model "$MODEL" --requests 32 | tee "$OUT/fleet" \
+    || echo "(the fleet benchmark failed in this run: see the reading note)" | tee -a "$OUT/fleet"
 
 CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 {
@@ -160,7 +163,12 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo
     echo "Reading these: the server and the client share the same cores; the batching"
     echo "gain is llama-server running four slots in one batch, where the in-process model"
-    echo "runs each session on its own context."
+    echo "runs each session on its own context (issue 14's batched sessions will change that)."
+    echo "At 32 in flight the client pays about one second over curl per request, and in one"
+    echo "run of 100 requests one request waited past the 120 s deadline: sequentially the"
+    echo "overhead is about 1 ms unary. Not yet explained (suspects: libcurl under"
+    echo "FoundationNetworking opening 32 connections at once against llama-server's small"
+    echo "listen backlog — a SYN retransmit is one second — or the connection cache); open."
     echo
 } > Benchmarks/RESULTS.md
 hi_log "bench: wrote Benchmarks/RESULTS.md"

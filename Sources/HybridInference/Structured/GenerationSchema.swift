@@ -43,7 +43,7 @@ public struct GenerationSchema: Sendable, Hashable, CustomStringConvertible {
   ///   property name; nested fields by dotted path (`"address.city"`,
   ///   `"ingredients.amount"` for a field of an array's elements); `""` for
   ///   the type itself.
-  public init<Value: Decodable>(deriving type: Value.Type, descriptions: [String: String] = [:]) {
+  public init<Value: Decodable & SendableMetatype>(deriving type: Value.Type, descriptions: [String: String] = [:]) {
     do {
       let schema = try SchemaRecorder(descriptions: descriptions).schema(of: type)
       self.init(state: .schema(schema)) { data in _ = try JSONDecoder().decode(Value.self, from: data) }
