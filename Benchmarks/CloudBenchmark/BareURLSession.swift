@@ -23,6 +23,11 @@ final class BareURLSession: NSObject, URLSessionDataDelegate, Sendable {
     self.request = request
   }
 
+  /// The same floor for any request (the fleet benchmark's, to llama-server).
+  init(request: URLRequest) {
+    self.request = request
+  }
+
   /// One POST, answered when the task completes (the body is discarded).
   func post(on session: URLSession) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -2,6 +2,10 @@ import Foundation
 import HybridInference
 import OpenAIServers
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// `cloud-benchmark fleet --local-model GGUF [--requests N]`: the
 /// OpenAI-compatible backend against a real llama-server (`-np 4`) on
 /// loopback.
@@ -25,6 +29,18 @@ enum FleetBenchmark {
       transcript: Transcript(entries: [.prompt("Hi")]),
       options: .gemini(GenerationConfig(temperature: 0, maxOutputTokens: 1)))
     for _ in 0..<10 { _ = try await fleet.respond(to: oneToken) }  // warm up
+    // First, so that a stall of the client below (see RESULTS.md) does not hide it.
+    var bareRequest = URLRequest(url: server.baseURL.appendingPathComponent("chat/completions"))
+    bareRequest.httpMethod = "POST"
+    bareRequest.httpBody = Data(
+      #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1}"#.utf8)
+    bareRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    let bare = BareURLSession(request: bareRequest)
+    let bareSession = bare.makeSession()
+    defer { bareSession.finishTasksAndInvalidate() }
+    let bareUnary32 = try await CloudBenchmark.measure(requests, concurrency: 32) { await bare.post(on: bareSession) }
+    FileHandle.standardError.write(
+      Data("fleet: bare URLSession, 32 in flight: median \(format(bareUnary32.median)) ms\n".utf8))
 
     let unary = try await CloudBenchmark.measure(requests, concurrency: 1) {
       _ = try await fleet.respond(to: oneToken)
@@ -53,6 +69,7 @@ enum FleetBenchmark {
     for (name, ours, theirs) in [
       ("unary, sequential", unary, curlUnary), ("unary, 32 in flight", unary32, curlUnary32),
       ("streamed, sequential", streamed, curlStreamed), ("streamed, 32 in flight", streamed32, curlStreamed32),
+      ("unary, 32 in flight, bare URLSession (no library)", bareUnary32, curlUnary32),
     ] {
       print(
         "| \(name) | \(format(ours.median)) | \(format(theirs.median)) | \(format(ours.median - theirs.median)) |")

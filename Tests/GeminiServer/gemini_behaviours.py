@@ -208,13 +208,17 @@ class Behaviours:
         self.end_stream()
 
     def endless(self, stream, count):
-        """A 200 whose body never ends (one endless line of text), until the
-        client hangs up."""
+        """A 200 whose body does not end while a client could care (one
+        endless line of text): 64 MiB, or until the client hangs up. Bounded
+        so that a client that stops reading without closing the connection
+        (FoundationNetworking may keep a cancelled transfer's connection
+        reading) cannot keep two processes busy for the rest of the suite."""
         self.start_stream(count)
         self.chunk(b'data: {"candidates": [{"content": {"parts": [{"text": "' if stream else b'{"candidates": [')
         piece = b"x" * 65536
-        while True:
+        for _ in range(1024):
             self.chunk(piece)
+        self.end_stream()
 
     def replay(self, fixture, stream, delay, gap, count):
         path = None

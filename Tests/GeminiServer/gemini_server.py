@@ -45,7 +45,7 @@ The model name picks the behaviour. `~`-separated options follow it:
                          and a bare JSON error line (no blank line between)
     fault-huge           one answer of `size` bytes of text (default 1 MiB): a
                          single SSE event, or a unary body, in 64 KiB writes
-    fault-endless        a 200 whose body never ends (no line break, ever)
+    fault-endless        a 200 whose body goes on for 64 MiB (no line break, ever)
     fault-echo-key       400 whose message quotes the key it received
     redirect-307, redirect-308, redirect-301, redirect-302
                          that status, Location: the same method of `echo` on
