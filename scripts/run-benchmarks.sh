@@ -72,8 +72,8 @@ step "one large SSE event (1, 5, 20 MB)"
 "$BIN/cloud-benchmark" sse 5 | tee "$OUT/sse"
 
 step "OpenAI-compatible backend against llama-server -np 4"
-# 32 requests: at 32 in flight one request in 100 sometimes waited past the client's
-# 120 s deadline (see the reading note); a failure is reported, not fatal.
+# 32 requests; a burst of new connections can stall FoundationNetworking against
+# llama-server (see the reading note): a failed run is reported, not fatal.
 "$BIN/cloud-benchmark" fleet --local-model "$MODEL" --requests 32 | tee "$OUT/fleet" \
     || echo "(the fleet benchmark failed in this run: see the reading note)" | tee -a "$OUT/fleet"
 
@@ -164,14 +164,13 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "Reading these: the server and the client share the same cores; the batching"
     echo "gain is llama-server running four slots in one batch, where the in-process model"
     echo "runs each session on its own context (issue 14's batched sessions will change that)."
-    echo "Open problem: at 32 in flight one of the client's requests can wait past its 120 s"
-    echo "deadline (3 of 4 runs on the day this was added; the benchmark then reports the"
-    echo "failure). In the run that completed (32 requests) the client paid about one second"
-    echo "over curl per request at 32 in flight (1221 vs 180 ms), 1.2 ms unary and 7.5 ms"
-    echo "streamed sequentially; llama-server gave 101 t/s for one session and 139 t/s for four,"
-    echo "the in-process model 102 and 99. Python opening 32 fresh connections at once gets"
-    echo "answers in 0.2 s median, so the server copes; the stall is in the client's path"
-    echo "(URLSession over libcurl with 32 connections to one host), not yet found."
+    echo "The bare URLSession row runs first, on cold connections: FoundationNetworking opening"
+    echo "32 connections at once to llama-server takes seconds (10.3 s median here; Python"
+    echo "opening 32 fresh connections gets answers in 0.2 s), and in earlier runs, where the"
+    echo "client took that cold burst itself, one request in 32-100 waited past a 120 s"
+    echo "deadline. So the stall is below the library (URLSession over libcurl against"
+    echo "llama-server's HTTP stack), open; on warm connections the client is the rows above."
+    echo "A request that fails counts with the time it took, in the last column."
     echo
 } > Benchmarks/RESULTS.md
 hi_log "bench: wrote Benchmarks/RESULTS.md"

@@ -1,6 +1,7 @@
 import Foundation
 import HybridInference
 import OpenAIServers
+import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -24,7 +25,7 @@ enum FleetBenchmark {
     defer { server.stop() }
     let fleet = OpenAICompatibleModel(
       name: "fleet-model", baseURL: server.baseURL, apiKey: nil,
-      requestOptions: RequestOptions(timeout: .seconds(120), retryPolicy: .none), logHandler: .silent)
+      requestOptions: RequestOptions(timeout: .seconds(30), retryPolicy: .none), logHandler: .silent)
     let oneToken = ModelRequest(
       transcript: Transcript(entries: [.prompt("Hi")]),
       options: .gemini(GenerationConfig(temperature: 0, maxOutputTokens: 1)))
@@ -42,18 +43,24 @@ enum FleetBenchmark {
     FileHandle.standardError.write(
       Data("fleet: bare URLSession, 32 in flight: median \(format(bareUnary32.median)) ms\n".utf8))
 
+    // A request that fails (its 30 s deadline) counts with the time it took.
+    let failures = Atomic<Int>(0)
     let unary = try await CloudBenchmark.measure(requests, concurrency: 1) {
-      _ = try await fleet.respond(to: oneToken)
+      do { _ = try await fleet.respond(to: oneToken) } catch { failures.add(1, ordering: .relaxed) }
     }
+    let unaryFailed = failures.exchange(0, ordering: .relaxed)
     let unary32 = try await CloudBenchmark.measure(requests, concurrency: 32) {
-      _ = try await fleet.respond(to: oneToken)
+      do { _ = try await fleet.respond(to: oneToken) } catch { failures.add(1, ordering: .relaxed) }
     }
+    let unary32Failed = failures.exchange(0, ordering: .relaxed)
     let streamed = try await CloudBenchmark.measure(requests, concurrency: 1) {
-      for try await _ in fleet.streamResponse(to: oneToken) {}
+      do { for try await _ in fleet.streamResponse(to: oneToken) {} } catch { failures.add(1, ordering: .relaxed) }
     }
+    let streamedFailed = failures.exchange(0, ordering: .relaxed)
     let streamed32 = try await CloudBenchmark.measure(requests, concurrency: 32) {
-      for try await _ in fleet.streamResponse(to: oneToken) {}
+      do { for try await _ in fleet.streamResponse(to: oneToken) {} } catch { failures.add(1, ordering: .relaxed) }
     }
+    let streamed32Failed = failures.exchange(0, ordering: .relaxed)
     let url = server.baseURL.appendingPathComponent("chat/completions").absoluteString
     let body = #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1"#
     let curlUnary = try curl(url: url, body: body + "}", requests: requests, parallel: 1)
@@ -64,15 +71,18 @@ enum FleetBenchmark {
 
     print("## OpenAI-compatible client beside curl (llama-server -np 4, one-token answers, \(requests) requests)")
     print()
-    print("| path | client median ms | curl median ms | overhead ms |")
-    print("| --- | ---: | ---: | ---: |")
-    for (name, ours, theirs) in [
-      ("unary, sequential", unary, curlUnary), ("unary, 32 in flight", unary32, curlUnary32),
-      ("streamed, sequential", streamed, curlStreamed), ("streamed, 32 in flight", streamed32, curlStreamed32),
-      ("unary, 32 in flight, bare URLSession (no library)", bareUnary32, curlUnary32),
+    print("| path | client median ms | curl median ms | overhead ms | client requests failed |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for (name, ours, theirs, failed) in [
+      ("unary, sequential", unary, curlUnary, unaryFailed),
+      ("unary, 32 in flight", unary32, curlUnary32, unary32Failed),
+      ("streamed, sequential", streamed, curlStreamed, streamedFailed),
+      ("streamed, 32 in flight", streamed32, curlStreamed32, streamed32Failed),
+      ("unary, 32 in flight, bare URLSession (no library)", bareUnary32, curlUnary32, 0),
     ] {
       print(
-        "| \(name) | \(format(ours.median)) | \(format(theirs.median)) | \(format(ours.median - theirs.median)) |")
+        "| \(name) | \(format(ours.median)) | \(format(theirs.median)) | \(format(ours.median - theirs.median)) | \(failed) |"
+      )
     }
     print()
 
