@@ -22,7 +22,7 @@ public enum ErrorReport {
       return .runtime("\(model) is unavailable: the model file is missing or not a GGUF file")
     case .offline:
       return .runtime(
-        "cannot reach the Gemini API (\(error)); check the network, or use --mode only-on-device")
+        "cannot reach the cloud model's server (\(error)); check the network, or use --mode only-on-device")
     case .emptyPrompt:
       return .usage("the prompt is empty")
     case .invalidOptions(let why):

@@ -91,7 +91,7 @@ final class CLICloudEndToEndTests: XCTestCase {
     XCTAssertEqual(result.stdout, "")
     XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
     XCTAssertTrue(
-      result.stderr.hasPrefix("hybrid-chat: error: cannot reach the Gemini API"), result.stderr)
+      result.stderr.hasPrefix("hybrid-chat: error: cannot reach the cloud model's server"), result.stderr)
   }
 
   func testCloudErrorIsOneLineWithoutTheKey() throws {

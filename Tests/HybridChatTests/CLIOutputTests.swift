@@ -111,7 +111,7 @@ final class CLIOutputTests: XCTestCase {
     let offline = ErrorReport.commandError(
       for: HybridInferenceError.offline(URLError(.cannotConnectToHost)))
     XCTAssertEqual(offline.kind, .runtime)
-    XCTAssertTrue(offline.message.hasPrefix("cannot reach the Gemini API (offline: URLError"))
+    XCTAssertTrue(offline.message.hasPrefix("cannot reach the cloud model's server (offline: URLError"))
     XCTAssertEqual(ErrorReport.commandError(for: HybridInferenceError.emptyPrompt).kind, .usage)
     XCTAssertEqual(ErrorReport.commandError(for: CommandError.usage("x")), .usage("x"))
     XCTAssertEqual(ErrorReport.commandError(for: CancellationError()), .runtime("cancelled"))
