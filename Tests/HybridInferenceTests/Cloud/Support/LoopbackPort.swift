@@ -1,24 +1,14 @@
 import Foundation
+import OpenAIServers
 import XCTest
 
-/// A loopback port nobody listens on: bound, then closed.
+/// A loopback port nobody listens on: bound, then closed (the launcher's
+/// own free-port finder).
 func closedLoopbackPort(file: StaticString = #filePath, line: UInt = #line) throws -> Int {
-  let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  XCTAssertGreaterThanOrEqual(descriptor, 0, file: file, line: line)
-  defer { close(descriptor) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  address.sin_port = 0
-  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-  let port = withUnsafeMutablePointer(to: &address) { pointer in
-    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
-      guard bind(descriptor, raw, length) == 0, getsockname(descriptor, raw, &length) == 0 else {
-        return 0
-      }
-      return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-    }
+  do {
+    return try LlamaServerProcess.freePort()
+  } catch {
+    XCTFail("no free loopback port: \(error)", file: file, line: line)
+    throw error
   }
-  XCTAssertNotEqual(port, 0, file: file, line: line)
-  return port
 }
