@@ -83,7 +83,7 @@ class Behaviours:
         if name == "fault-huge":
             return self.huge(int(options.get("size", "1048576")), stream, count)
         if name == "fault-endless":
-            return self.endless(stream, count)
+            return self.endless(stream, count, model)
         if name in ("fault-reset-mid", "fault-truncated", "fault-slow-body", "fault-stream-error",
                     "fault-stream-error-data", "fault-stream-error-inline"):
             return self.broken(name, options, model, body, stream, count)
@@ -207,18 +207,26 @@ class Behaviours:
             self.chunk(whole[start:start + 65536])
         self.end_stream()
 
-    def endless(self, stream, count):
+    def endless(self, stream, count, model):
         """A 200 whose body does not end while a client could care (one
-        endless line of text): 64 MiB, or until the client hangs up. Bounded
-        so that a client that stops reading without closing the connection
-        (FoundationNetworking may keep a cancelled transfer's connection
-        reading) cannot keep two processes busy for the rest of the suite."""
-        self.start_stream(count)
-        self.chunk(b'data: {"candidates": [{"content": {"parts": [{"text": "' if stream else b'{"candidates": [')
-        piece = b"x" * 65536
-        for _ in range(1024):
-            self.chunk(piece)
-        self.end_stream()
+        endless line of text): 64 MiB of it, or until the client hangs up.
+        Bounded because FoundationNetworking, fed as fast as loopback goes,
+        may hand the client the first bytes only seconds later (17 s once,
+        with a 30 s body), which would put the test at the mercy of the
+        machine's load. While it writes, `/_stats` counts it under `writing`, so a test can check that
+        a client that gave up also closed the connection."""
+        with self.state.lock:
+            self.state.writing[model] = self.state.writing.get(model, 0) + 1
+        try:
+            self.start_stream(count)
+            self.chunk(b'data: {"candidates": [{"content": {"parts": [{"text": "' if stream else b'{"candidates": [')
+            piece = b"x" * 65536
+            for _ in range(1024):
+                self.chunk(piece)
+            self.end_stream()
+        finally:
+            with self.state.lock:
+                self.state.writing[model] -= 1
 
     def replay(self, fixture, stream, delay, gap, count):
         path = None

@@ -45,7 +45,8 @@ The model name picks the behaviour. `~`-separated options follow it:
                          and a bare JSON error line (no blank line between)
     fault-huge           one answer of `size` bytes of text (default 1 MiB): a
                          single SSE event, or a unary body, in 64 KiB writes
-    fault-endless        a 200 whose body goes on for 64 MiB (no line break, ever)
+    fault-endless        a 200 whose body goes on for 64 MiB (no line break, ever),
+                         or until the client hangs up
     fault-echo-key       400 whose message quotes the key it received
     redirect-307, redirect-308, redirect-301, redirect-302
                          that status, Location: the same method of `echo` on
@@ -58,7 +59,7 @@ as responseId: for measuring delivery delay).
 
 GET /_blackhole returns {"port": N}, a loopback port where connecting hangs
 (its accept queue is full). GET /_stats?model=M returns {"count": requests
-for M}; GET /_last?model=M returns the last request for M (path, headers
+for M, "writing": endless bodies for M still being written}; GET /_last?model=M returns the last request for M (path, headers
 without the key, body); GET /_all?model=M every request for M, in order. Every response carries x-test-request-count.
 """
 
@@ -86,6 +87,7 @@ class ServerState:
         self.fixtures = fixtures
         self.lock = threading.Lock()
         self.counts = {}
+        self.writing = {}
         self.last = {}
         self.every = {}
         self.blackhole = None
@@ -206,7 +208,8 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
             return self.send_body(200, json.dumps({"port": self.state.blackhole_port()}).encode())
         with self.state.lock:
             if url.path == "/_stats":
-                return self.send_body(200, json.dumps({"count": self.state.counts.get(model, 0)}).encode())
+                return self.send_body(200, json.dumps({"count": self.state.counts.get(model, 0),
+                                                       "writing": self.state.writing.get(model, 0)}).encode())
             if url.path == "/_last":
                 return self.send_body(200, json.dumps(self.state.last.get(model)).encode())
             if url.path == "/_all":

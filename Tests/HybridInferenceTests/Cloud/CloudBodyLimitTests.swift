@@ -53,10 +53,26 @@ final class CloudBodyLimitTests: CloudTestCase {
   /// (which would be `.timedOut`, 20 s later).
   func testEndlessBody_endsWithResponseTooLarge() async throws {
     let limit = 256 << 10
-    let unary = self.session("fault-endless", requestOptions: options(response: limit))
+    let unaryModel = "fault-endless~" + uniqueID()
+    let unary = self.session(unaryModel, requestOptions: options(response: limit))
     assertTooLarge(await captureError { try await unary.respond(to: "never ends") }, limit: limit)
-    let streamed = self.session("fault-endless", requestOptions: options(event: limit))
+    try await assertServerStopsWriting(unaryModel)
+    let streamedModel = "fault-endless~" + uniqueID()
+    let streamed = self.session(streamedModel, requestOptions: options(event: limit))
     assertTooLarge(await collectSnapshots(streamed.streamResponse(to: "never ends")).error, limit: limit)
+    try await assertServerStopsWriting(streamedModel)
+  }
+
+  /// A call that gave up also hung up: the server's write fails within a
+  /// moment, rather than the body going on into a connection nobody reads.
+  private func assertServerStopsWriting(_ model: String, line: UInt = #line) async throws {
+    let deadline = ContinuousClock.now + .seconds(3)
+    var writing = try await server.endlessBodiesBeingWritten(model)
+    while writing != 0 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+      writing = try await server.endlessBodiesBeingWritten(model)
+    }
+    XCTAssertEqual(writing, 0, "the server still writes the body of a call that ended", line: line)
   }
 
   /// A bare `{"error": ...}` line is read even inside an event that also has

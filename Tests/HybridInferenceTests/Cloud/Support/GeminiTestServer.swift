@@ -78,6 +78,13 @@ final class GeminiTestServer {
     return object?["count"] as? Int ?? -1
   }
 
+  /// How many `fault-endless` bodies for `model` the server is still writing
+  /// (each until the client hangs up).
+  func endlessBodiesBeingWritten(_ model: String) async throws -> Int {
+    let object = try await get("/_stats", model: model) as? [String: Any]
+    return object?["writing"] as? Int ?? -1
+  }
+
   /// The last request the server received for `model`: path, query,
   /// headers (without the key), and the JSON body.
   func lastRequest(_ model: String) async throws -> [String: Any] {
