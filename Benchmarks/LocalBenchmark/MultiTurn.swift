@@ -28,7 +28,7 @@ enum MultiTurn {
   }
 
   /// The same turns, each asked with the whole transcript of a model value
-  /// of its own (so an empty context pool and a fresh KV cache): nothing is reused.
+  /// of its own (so a fresh context and KV cache): nothing is reused.
   static func withoutReuse(model: LocalSystemModel) async throws -> [Double] {
     var transcript = Transcript(instructions: "Answer briefly.")
     var times: [Double] = []

@@ -3,9 +3,11 @@ import Foundation
 
 /// The on-device model: a GGUF file run by llama.cpp.
 ///
-/// One loaded model is shared by every session that uses the same file; each
-/// session gets its own llama context, whose KV cache keeps the conversation
-/// so that a new turn decodes only its new tokens.
+/// One loaded model is shared by every session that uses the same file. The
+/// sessions of one model value share one llama context: each request decodes
+/// on a sequence of its own, up to `parallelRequests` of them in one batch,
+/// and a sequence keeps its session's conversation in the KV cache so that a
+/// new turn decodes only its new tokens.
 public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// The name every on-device response carries in `modelVersion`. The file's
   /// own name is in `GenerateContentResponse.localModelName`.
@@ -24,6 +26,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public let threads: Int
   /// Tokens decoded per llama.cpp batch during prefill.
   public let batchSize: Int
+  /// Requests decoded together, each on a sequence of the model's one
+  /// context; more wait their turn. Each sequence has `contextSize` tokens of
+  /// KV cache, all made with the context, so memory grows with this number.
+  public let parallelRequests: Int
   /// False when the app switched on-device inference off.
   public let isEnabled: Bool
   /// Whether a model whose chat template has no tool format may call tools
@@ -39,16 +45,17 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// first `availability`, `prepare()` or request.
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
-    isEnabled: Bool = true, allowsGenericToolFormat: Bool = true
+    parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true
   ) {
     self.allowsGenericToolFormat = allowsGenericToolFormat
     self.modelPath = modelPath
     self.contextSize = contextSize
     self.threads = max(1, threads ?? ProcessInfo.processInfo.activeProcessorCount)
     self.batchSize = max(1, batchSize)
+    self.parallelRequests = min(max(1, parallelRequests), 64)
     self.isEnabled = isEnabled
     self.fileCheck = ModelFileCheck(path: modelPath)
-    self.handle = LoadedModelHandle(threads: self.threads)
+    self.handle = LoadedModelHandle()
   }
 
   /// Always `LocalSystemModel.modelVersion`, whichever file is loaded.
@@ -76,18 +83,21 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map { String(cString: $0) } == "1"
   }
 
-  /// Memory one session needs: the weights unless already loaded, plus its KV cache.
+  /// Memory the model needs: the weights and the KV cache of every sequence,
+  /// unless already loaded.
   func requiredMemory(for file: GGUFFile) -> Int {
-    let weights = handle.model == nil ? file.fileSize : 0
-    let context = contextSize ?? 4096
-    let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: context)
-    return overflow ? Int.max : weights + cache
+    guard handle.model == nil else { return 0 }
+    let tokens = (contextSize ?? 4096) * parallelRequests
+    let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: tokens)
+    return overflow ? Int.max : file.fileSize + cache
   }
 
-  /// Loads the model now, so that the first request does not wait for it.
+  /// Loads the model and makes its context now, so that the first request
+  /// does not wait for them.
   /// - Parameter progress: Called with 0...1 as the file loads.
   public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
-    _ = try await loadedModel(progress: progress)
+    let model = try await loadedModel(progress: progress)
+    try await handle.context(for: model, settings: settings(for: model)).prepare()
   }
 
   /// llama.cpp's own log is process-wide: this routes it (quiet by default).
@@ -120,23 +130,19 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
     if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
-    // The cores first, then a context: a request waiting for its turn holds no context.
-    let budget = ComputeBudget.shared
-    let cores = try await budget.acquire(threads: threads)
-    defer { budget.release(cores) }
-    let settings = LlamaContext.Settings(
-      contextSize: contextSize ?? min(4096, model.trainedContextLength), batchSize: batchSize, threads: threads)
-    let lease = handle.pool.lease(owner: claim.owner, model: model, settings: settings)
-    claim.uses(handle.pool)
-    defer { handle.pool.giveBack(lease) }
+    let context = handle.context(for: model, settings: settings(for: model))
+    claim.uses(context)
+    let rendered = model.template.render(messages, tools: tools?.templateTools ?? [], log: request.logHandler)
+    let prompt = try model.tokenize(rendered)
+    guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     let name = model.name
     let answer = Locked("")
-    // Holds back a tool call's text (the generation thread feeds it, this task finishes it).
+    // Holds back a tool call's text (the scheduler feeds it, this task finishes it).
     let filter = Locked(tools.map { ToolCallStreamFilter(syntax: $0.syntax) })
     let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
     var generation = GenerationRequest(
-      messages: messages, template: model.template,
-      maximumResponseTokens: options?.maximumResponseTokens, changedHands: lease.changedHands,
+      prompt: prompt, instructionTokens: try instructionTokens(of: prompt, messages, model),
+      owner: claim.owner, maximumResponseTokens: options?.maximumResponseTokens,
       sampler: {
         if let callGrammar {
           return try SamplerChain(options: options, grammar: (callGrammar.text, model), lazy: callGrammar.lazy)
@@ -152,16 +158,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             candidates: [Candidate(content: Content(role: "model", text: shown))],
             modelVersion: Self.modelVersion, localModelName: name))
       })
-    generation.tools = tools?.templateTools ?? []
     generation.stopsAtCompleteJSON = grammar != nil
-    generation.log = request.logHandler
-    let context = lease.context
-    let turn = generation
-    let lane = ComputeLanes.shared.lease()
-    defer { ComputeLanes.shared.giveBack(lane) }
-    let outcome = try await context.run(on: lane) { pointer, window in
-      try context.generate(turn, context: pointer, window: window)
-    }
+    let outcome = try await context.submit(generation)
     // Checked here, not in the session, so that a hybrid falls back on an
     // answer the grammar allowed but the schema or the type refuses.
     if let schema = request.responseSchema { _ = try schema.check(answer.withLock { $0 }) }
@@ -190,8 +188,28 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     try await loadedModel(progress: nil).tokenize(text, addSpecial: true, parseSpecial: true).count
   }
 
-  /// The contexts this model value's pool holds, and whether all are idle (for tests).
-  var contextPool: ContextPool { handle.pool }
+  /// How this model value's context is made.
+  private func settings(for model: LlamaModel) -> BatchedContext.Settings {
+    BatchedContext.Settings(
+      contextSize: contextSize ?? min(4096, model.trainedContextLength), batchSize: batchSize, threads: threads,
+      sequences: parallelRequests)
+  }
+
+  /// How many leading tokens of `prompt` are the instructions alone: the part
+  /// another session with the same instructions may reuse.
+  private func instructionTokens(
+    of prompt: [llama_token], _ messages: [ChatTemplate.Message], _ model: LlamaModel
+  ) throws -> Int {
+    guard let first = messages.first, first.role == "system" else { return 0 }
+    let alone = try model.tokenize(model.template.render([first], addGenerationPrompt: false, log: .silent))
+    return zip(alone, prompt).prefix { $0 == $1 }.count
+  }
+
+  /// This model value's context once a request has made it (for tests).
+  var batchedContext: BatchedContext? { handle.existingContext }
+
+  /// Whether no request is queued or running on this model value (for tests).
+  var isIdle: Bool { handle.existingContext?.isIdle ?? true }
 
   func loadedModel(progress: (@Sendable (Double) -> Void)?) async throws -> LlamaModel {
     if let model = handle.model { return model }
@@ -207,18 +225,26 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 }
 
 /// Keeps a loaded model alive for as long as any copy of a `LocalSystemModel`
-/// value exists (the store itself holds models weakly), with the idle contexts
-/// its finished sessions left behind.
+/// value exists (the store itself holds models weakly), with the one context
+/// its sessions share.
 private final class LoadedModelHandle: Sendable {
   private let loaded = Locked<LlamaModel?>(nil)
-  let pool: ContextPool
-
-  init(threads: Int) {
-    pool = ContextPool(capacity: max(2, ComputeBudget.shared.cores / threads))
-  }
+  private let context = Locked<BatchedContext?>(nil)
 
   var model: LlamaModel? {
     get { loaded.withLock { $0 } }
     set { loaded.withLock { $0 = newValue } }
   }
+
+  /// The shared context, made on first use.
+  func context(for model: LlamaModel, settings: BatchedContext.Settings) -> BatchedContext {
+    context.withLock { context in
+      if let context, context.model === model { return context }
+      let made = BatchedContext(model: model, settings: settings)
+      context = made
+      return made
+    }
+  }
+
+  var existingContext: BatchedContext? { context.withLock { $0 } }
 }

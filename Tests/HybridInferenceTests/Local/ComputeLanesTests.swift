@@ -22,7 +22,7 @@ final class ComputeLanesTests: XCTestCase {
       sessions.append(session)
       if threadsAfterFirst == 0 { threadsAfterFirst = try XCTUnwrap(ProcessStatus.read().threads) }
     }
-    XCTAssertEqual(models.map(\.contextPool.count), [1, 1, 1, 1])
+    XCTAssertEqual(models.map { $0.batchedContext?.isCreated }, [true, true, true, true])
     let threads = try XCTUnwrap(ProcessStatus.read().threads)
     // A thread and an OpenMP worker per context used to add six here.
     XCTAssertLessThan(threads - threadsAfterFirst, 3, "threads grew from \(threadsAfterFirst) to \(threads)")

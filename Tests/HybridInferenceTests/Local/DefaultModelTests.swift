@@ -76,7 +76,7 @@ final class DefaultModelTests: XCTestCase {
     // Not the caller's await, which returns as soon as the stream ends: the
     // context's own thread must stop computing. Without cancellation in the
     // runtime the story runs on for seconds.
-    let stopped = try await timeUntil { model.contextPool.isIdle }
+    let stopped = try await timeUntil { model.isIdle }
     XCTAssertLessThan(stopped, .milliseconds(100), "the context computed for \(stopped) after the cancel")
     _ = try? await task.value
     _ = cancelledAt
@@ -92,11 +92,11 @@ final class DefaultModelTests: XCTestCase {
     let longPrompt = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 300)
     let options = greedy
     let task = Task { try await session.respond(to: longPrompt, options: options) }
-    try await waitUntil { !model.contextPool.isIdle }
+    try await waitUntil { !model.isIdle }
     try await Task.sleep(for: .milliseconds(150))  // well inside a prefill of ~3,000 tokens
-    XCTAssertFalse(model.contextPool.isIdle, "the prefill must still be running when cancelled")
+    XCTAssertFalse(model.isIdle, "the prefill must still be running when cancelled")
     task.cancel()
-    let stopped = try await timeUntil { model.contextPool.isIdle }
+    let stopped = try await timeUntil { model.isIdle }
     XCTAssertLessThan(stopped, .milliseconds(100), "the prefill computed for \(stopped) after the cancel")
     do {
       _ = try await task.value

@@ -75,11 +75,11 @@ final class ExitScenario: XCTestCase {
       }
     }
     if scenario == "context" {
-      try await waitUntil { !model.contextPool.isIdle }
+      try await waitUntil { !model.isIdle }
       exitNow(during: "context")
     }
     if scenario == "prefill" {
-      try await waitUntil { !model.contextPool.isIdle }
+      try await waitUntil { !model.isIdle }
       try await Task.sleep(for: .milliseconds(300))  // inside a prefill of ~3,000 tokens
       exitNow(during: "prefill")
     }

@@ -64,7 +64,7 @@ final class LocalIsolationTests: XCTestCase {
       model: model, instructions: instructions, logHandler: .silent)
     _ = try await first?.respond(to: secret + "Is it sunny?", options: greedy)
     first = nil
-    try await waitUntil { model.contextPool.unownedCount > 0 }  // the session's end has reached the pool
+    try await waitUntil { model.batchedContext?.unownedSequences ?? 0 > 0 }  // the session's end has reached the pool
     let second = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
     let reply = try await second.respond(to: secret + "Is it raining?", options: greedy)
     let cached = try XCTUnwrap(reply.rawResponse.usageMetadata?.cachedContentTokenCount)
@@ -75,7 +75,7 @@ final class LocalIsolationTests: XCTestCase {
 
   func testLiveSessionsContext_changingHands_keepsOnlyTheInstructions() async throws {
     let model = try LocalTestModels.tiny()
-    let capacity = model.contextPool.capacity
+    let capacity = model.parallelRequests
     var owners: [GenerativeModelSession] = []
     for _ in 0..<capacity {
       let session = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
@@ -84,7 +84,7 @@ final class LocalIsolationTests: XCTestCase {
     }
     let newcomer = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
     let reply = try await newcomer.respond(to: secret + "Is it raining?", options: greedy)
-    XCTAssertEqual(model.contextPool.count, capacity, "the newcomer took a live session's context")
+    XCTAssertEqual(model.batchedContext?.unownedSequences, 0, "the newcomer took a live session's sequence")
     let cached = try XCTUnwrap(reply.rawResponse.usageMetadata?.cachedContentTokenCount)
     let shareable = try await instructionTokens(model)
     XCTAssertLessThanOrEqual(cached, shareable)
@@ -124,8 +124,7 @@ final class LocalIsolationTests: XCTestCase {
     let residentAfter = try XCTUnwrap(ProcessStatus.read().residentBytes)
     print(
       "200 sessions: threads \(threadsBefore) -> \(threadsAfter), RSS \(residentBefore >> 20) -> \(residentAfter >> 20) MiB,"
-        + " contexts \(model.contextPool.count)")
-    XCTAssertLessThanOrEqual(model.contextPool.count, model.contextPool.capacity)
+        + " sequences \(model.parallelRequests)")
     // One context per session used to mean a thread and an OpenMP team each:
     // 200 sessions took the process past 400 threads.
     XCTAssertLessThanOrEqual(threadsAfter - threadsBefore, 8, "threads grew from \(threadsBefore) to \(threadsAfter)")

@@ -135,7 +135,7 @@ final class LocalSystemModelTests: XCTestCase {
     let opening = try await first?.respond(to: "One", options: options)
     XCTAssertEqual(opening?.rawResponse.usageMetadata?.cachedContentTokenCount, 0)
     first = nil  // its context goes back to the pool, KV cache and all
-    try await waitUntil { model.contextPool.unownedCount > 0 }  // once its last reference is gone
+    try await waitUntil { model.batchedContext?.unownedSequences ?? 0 > 0 }  // once its last reference is gone
     let second = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
     let reply = try await second.respond(to: "Two", options: options)
     // The instructions were already in the pooled context's cache.

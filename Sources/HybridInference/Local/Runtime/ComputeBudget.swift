@@ -2,9 +2,10 @@ import Foundation
 
 /// The process-wide cap on threads doing llama.cpp work.
 ///
-/// Each running generation uses `threads` cores (its OpenMP team). Without a
-/// cap, eight sessions generating at once on two cores are sixteen spinning
-/// threads and every one of them slows down; with it, a generation waits its
+/// Each running scheduler (one per model value with work, however many
+/// sessions it batches) uses `threads` cores (its OpenMP team). Without a cap,
+/// several models generating at once on two cores are more spinning threads
+/// than cores and every one of them slows down; with it, a scheduler waits its
 /// turn (first come, first served) until its threads fit into the machine's
 /// cores. One budget for the process, like the cores it stands for, behind a
 /// lock (`Locked`) because requests acquire and release it from any thread.

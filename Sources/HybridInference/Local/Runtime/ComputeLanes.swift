@@ -9,10 +9,10 @@
 /// barriers of one token's graph: streamed decode fell to a third of
 /// llama-bench's tg128, with about 700 context switches per token.
 ///
-/// A lane is one thread, leased by one generation at a time. Generations run
-/// at once only as far as `ComputeBudget` lets them, so the process holds at
-/// most `cores / threads` OpenMP teams however many contexts exist, and the
-/// lanes are the same threads from one request to the next.
+/// A lane is one thread, leased by one context's scheduler at a time.
+/// Schedulers run at once only as far as `ComputeBudget` lets them, so the
+/// process holds at most `cores / threads` OpenMP teams however many contexts
+/// exist, and the lanes are the same threads from one request to the next.
 ///
 /// The lanes live behind a lock (`Locked`): requests lease and return them from any task.
 final class ComputeLanes: Sendable {
@@ -38,7 +38,7 @@ final class ComputeLanes: Sendable {
     }
   }
 
-  /// Ends a generation's hold on `thread`.
+  /// Ends a scheduler's (or a benchmark's) hold on `thread`.
   func giveBack(_ thread: LlamaThread) {
     lanes.withLock { lanes in
       if let index = lanes.firstIndex(where: { $0.thread === thread }) { lanes[index].busy = false }

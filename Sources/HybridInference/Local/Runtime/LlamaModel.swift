@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`, on purpose: nothing here changes after `init` but
 /// the vocabulary byte table, built once behind its own lock, and llama.cpp supports any number of contexts evaluating one model
-/// at once. Every mutable llama.cpp object lives in a `LlamaContext`.
+/// at once. Every mutable llama.cpp object lives in a `BatchedContext`.
 final class LlamaModel: @unchecked Sendable {
   let path: String
   /// `general.name` from the file.

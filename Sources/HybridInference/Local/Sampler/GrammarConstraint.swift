@@ -53,14 +53,14 @@ final class GrammarConstraint {
     llama_sampler_free(grammar)
   }
 
-  /// Samples with `chain` from the context's last logits, within the grammar,
-  /// and accepts the token in both.
+  /// Samples with `chain` from the logits of the batch's token at `index`,
+  /// within the grammar, and accepts the token in both.
   /// - Throws: `generationFailed` when no token is allowed (a grammar the
   ///   vocabulary cannot continue), rather than letting llama.cpp abort.
-  func sample(chain: UnsafeMutablePointer<llama_sampler>, context: OpaquePointer) throws(HybridInferenceError)
-    -> llama_token
-  {
-    guard let logits = llama_get_logits_ith(context, -1) else {
+  func sample(
+    chain: UnsafeMutablePointer<llama_sampler>, context: OpaquePointer, at index: Int32
+  ) throws(HybridInferenceError) -> llama_token {
+    guard let logits = llama_get_logits_ith(context, index) else {
       throw .generationFailed("llama.cpp returned no logits")
     }
     var choice = pick(chain: chain, logits: logits, filtered: false)

@@ -62,11 +62,12 @@ final class SamplerChain {
     llama_sampler_free(pointer)
   }
 
-  /// Samples (and accepts) the next token from the context's last logits.
+  /// Samples (and accepts) the next token from the logits of the batch's
+  /// token at `index`.
   /// - Throws: only with a grammar, when no token can continue it.
-  func sample(_ context: OpaquePointer) throws(HybridInferenceError) -> llama_token {
-    guard let constraint else { return llama_sampler_sample(pointer, context, -1) }
-    return try constraint.sample(chain: pointer, context: context)
+  func sample(_ context: OpaquePointer, at index: Int32) throws(HybridInferenceError) -> llama_token {
+    guard let constraint else { return llama_sampler_sample(pointer, context, index) }
+    return try constraint.sample(chain: pointer, context: context, at: index)
   }
 
   private func add(_ sampler: UnsafeMutablePointer<llama_sampler>?) {

@@ -1,0 +1,220 @@
+import CLlama
+
+/// The scheduler of a `BatchedContext`: while any turn is queued or running,
+/// it admits queued turns onto free sequences, builds one batch (the pending
+/// token of every decoding turn, then prefill chunks to fill the batch's
+/// room, so a long prompt advances a chunk per step instead of stalling the
+/// others), decodes it in one `llama_decode`, and samples each turn from its
+/// own logits with its own sampler.
+extension BatchedContext {
+  /// One turn's share of a step: how many of its tokens the batch carries.
+  private struct Entry {
+    let turn: SequenceTurn
+    let count: Int
+  }
+
+  /// Runs steps until no turn is left. Called on a compute lane, with the
+  /// scheduler marked running.
+  func runScheduler() {
+    LlamaBackend.inFlight.enter()
+    defer { LlamaBackend.inFlight.leave() }
+    let context: OpaquePointer
+    do {
+      context = try created()
+    } catch {
+      failEverything(error)
+      return
+    }
+    guard let memory = llama_get_memory(context) else {
+      failEverything(HybridInferenceError.generationFailed("the llama context has no memory"))
+      return
+    }
+    let window = Int(llama_n_ctx_seq(context))
+    while true {
+      admitQueued(memory: memory, window: window)
+      for turn in active where isCancelled(turn) { finish(turn, .failure(CancellationError())) }
+      if active.isEmpty {
+        let done = state.withLock { state in
+          if state.queue.isEmpty { state.running = false }
+          return !state.running
+        }
+        if done { return }
+        continue
+      }
+      step(context: context, memory: memory, window: window)
+    }
+  }
+
+  private func isCancelled(_ turn: SequenceTurn) -> Bool {
+    turn.flag.isSet || LlamaBackend.inFlight.isStopping
+  }
+
+  /// Gives free sequences to the first queued turns and prepares their caches.
+  private func admitQueued(memory: llama_memory_t, window: Int) {
+    let admitted = state.withLock { state -> [(SequenceTurn, SequenceSlots.Lease)] in
+      var admitted: [(SequenceTurn, SequenceSlots.Lease)] = []
+      while let first = state.queue.first, let lease = state.slots.lease(for: first.request.owner) {
+        admitted.append((state.queue.removeFirst(), lease))
+      }
+      return admitted
+    }
+    for (turn, lease) in admitted {
+      turn.sequence = lease.sequence
+      active.append(turn)
+      do {
+        try prepare(turn, changedHands: lease.changedHands, memory: memory, window: window)
+      } catch {
+        finish(turn, .failure(error))
+      }
+    }
+  }
+
+  /// Keeps what the turn may reuse of its sequence's cache, checks that the
+  /// turn fits the sequence's share, and makes its sampler.
+  private func prepare(_ turn: SequenceTurn, changedHands: Bool, memory: llama_memory_t, window: Int) throws {
+    let prompt = turn.prompt
+    // First, before anything can fail: a sequence from another session keeps
+    // at most the instructions, even for a turn that is then refused.
+    if changedHands { caches[turn.sequence].keepInstructions(ifSharedWith: prompt, in: memory) }
+    // Room for the answer: what the caller asked for, else a quarter of the
+    // window up to 256 tokens. A conversation that no longer fits is an error,
+    // never silently truncated, so a hybrid can hand it to the cloud.
+    let reserve = turn.request.maximumResponseTokens ?? min(256, window / 4)
+    guard prompt.count + reserve <= window else {
+      throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
+    }
+    turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
+    turn.prefilled = turn.reusedTokens
+    turn.sampler = try turn.request.sampler()
+  }
+
+  /// One batch: build, decode, record, sample.
+  private func step(context: OpaquePointer, memory: llama_memory_t, window: Int) {
+    let entries = fillBatch()
+    state.withLock { state in
+      state.steps.count += 1
+      state.steps.widest = max(state.steps.widest, entries.count)
+    }
+    let prefills = entries.contains { $0.turn.pendingToken == nil }
+    stepFlags = entries.map(\.turn.flag)
+    if prefills { setAbortCallback(context, enabled: true) }
+    let status = llama_decode(context, batch)
+    if prefills { setAbortCallback(context, enabled: false) }
+    guard status == 0 else {
+      let error = failure(status, entries: entries, window: window)
+      for entry in entries {
+        caches[entry.turn.sequence].dropUnrecorded(in: memory)
+        finish(entry.turn, .failure(error))
+      }
+      return
+    }
+    for entry in entries {
+      let turn = entry.turn
+      if let token = turn.pendingToken {
+        caches[turn.sequence].append(CollectionOfOne(token))
+        turn.pendingToken = nil
+      } else {
+        caches[turn.sequence].append(turn.prompt[turn.prefilled..<turn.prefilled + entry.count])
+        turn.prefilled += entry.count
+        if !turn.isPrefilling { caches[turn.sequence].shareablePrefix = turn.request.instructionTokens }
+      }
+      if let index = turn.logitsIndex { sample(turn, at: index, context: context, window: window) }
+    }
+  }
+
+  /// Puts every decoding turn's pending token in the batch, then as much
+  /// prompt as fits, turn by turn; in the order of their sequence ids,
+  /// because llama.cpp splits a batch wherever the ids stop being consecutive.
+  private func fillBatch() -> [Entry] {
+    var entries: [Entry] = []
+    var room = settings.batchSize
+    for turn in active where turn.pendingToken != nil {
+      entries.append(Entry(turn: turn, count: 1))
+      room -= 1
+    }
+    for turn in active where turn.isPrefilling && room > 0 {
+      let chunk = min(room, turn.prompt.count - turn.prefilled)
+      entries.append(Entry(turn: turn, count: chunk))
+      room -= chunk
+    }
+    entries.sort { $0.turn.sequence < $1.turn.sequence }
+    var count = 0
+    for entry in entries {
+      let turn = entry.turn
+      let base = caches[turn.sequence].tokens.count
+      let tokens = turn.pendingToken.map { [$0] } ?? Array(turn.prompt[turn.prefilled..<turn.prefilled + entry.count])
+      let wantsLogits = turn.pendingToken != nil || turn.prefilled + entry.count == turn.prompt.count
+      turn.logitsIndex = wantsLogits ? Int32(count + tokens.count - 1) : nil
+      for (offset, token) in tokens.enumerated() {
+        batch.token[count] = token
+        batch.pos[count] = llama_pos(base + offset)
+        batch.n_seq_id[count] = 1
+        batch.seq_id[count]?[0] = llama_seq_id(turn.sequence)
+        batch.logits[count] = wantsLogits && offset == tokens.count - 1 ? 1 : 0
+        count += 1
+      }
+    }
+    batch.n_tokens = Int32(count)
+    return entries
+  }
+
+  /// Samples the next token for `turn` from the logits at `index`, and
+  /// finishes the turn when its answer is complete.
+  private func sample(_ turn: SequenceTurn, at index: Int32, context: OpaquePointer, window: Int) {
+    let limit = turn.request.maximumResponseTokens ?? (window - turn.prompt.count)
+    if turn.generatedTokens >= limit || caches[turn.sequence].tokens.count >= window {
+      finish(turn, .success(turn.outcome(.maxTokens)))
+      return
+    }
+    guard let sampler = turn.sampler else { return }
+    do {
+      let token = try sampler.sample(context, at: index)
+      if let reason = turn.accept(token, model: model) { finish(turn, .success(turn.outcome(reason))) }
+    } catch {
+      finish(turn, .failure(error))
+    }
+  }
+
+  /// The error a failed step gives every turn in it.
+  private func failure(_ status: Int32, entries: [Entry], window: Int) -> any Error {
+    if status == 2 || LlamaBackend.inFlight.isStopping { return CancellationError() }
+    if status == 1 {
+      let largest = entries.map { caches[$0.turn.sequence].tokens.count + $0.count }.max() ?? 0
+      return HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: largest)
+    }
+    return HybridInferenceError.generationFailed("llama_decode returned \(status)")
+  }
+
+  /// Ends `turn` with `result`: its text held back is handed over on success,
+  /// its sequence goes back to the slots, and its caller resumes.
+  private func finish(_ turn: SequenceTurn, _ result: Result<GenerationOutcome, any Error>) {
+    if case .success = result { turn.flushText() }
+    active.removeAll { $0 === turn }
+    turn.sampler = nil
+    let continuation = state.withLock { state in
+      state.slots.giveBack(turn.sequence)
+      defer { turn.continuation = nil }
+      return turn.continuation
+    }
+    continuation?.resume(with: result)
+  }
+
+  /// The context could not be made: every queued and running turn gets the error.
+  private func failEverything(_ error: any Error) {
+    let queued = state.withLock { state in
+      defer {
+        state.queue.removeAll()
+        state.running = false
+      }
+      return state.queue
+    }
+    for turn in active + queued {
+      let continuation = state.withLock { _ in
+        defer { turn.continuation = nil }
+        return turn.continuation
+      }
+      continuation?.resume(throwing: error)
+    }
+    active.removeAll()
+  }
+}

@@ -1,0 +1,102 @@
+import CLlama
+import Synchronization
+
+/// One turn to generate, prepared by the request's task: the prompt's tokens
+/// and how to sample the answer.
+struct GenerationRequest: Sendable {
+  /// The rendered conversation, tokenized.
+  var prompt: [llama_token]
+  /// How many leading prompt tokens are the instructions alone: the part a
+  /// sequence may keep for another session with the same instructions.
+  var instructionTokens: Int
+  /// The session asking, which owns the sequence it is given.
+  var owner: ObjectIdentifier
+  /// The caller's limit on the answer, if any.
+  var maximumResponseTokens: Int?
+  var sampler: @Sendable () throws -> SamplerChain
+  /// True when a grammar constrains the answer to one JSON value: generation
+  /// stops as soon as that value is complete, without waiting for an end token.
+  var stopsAtCompleteJSON = false
+  /// Called on the compute lane with each piece of answer text, in order.
+  var onText: @Sendable (String) -> Void
+}
+
+/// What one generation did.
+struct GenerationOutcome: Sendable {
+  var promptTokens: Int
+  /// Prompt tokens already in the KV cache, which were not decoded again.
+  var reusedTokens: Int
+  var generatedTokens: Int
+  var finishReason: FinishReason
+}
+
+/// A request's turn on one sequence of a `BatchedContext`, from the queue to
+/// its outcome.
+///
+/// `@unchecked Sendable` with a written reason: after `submit` hands it to the
+/// context, everything but `flag` is read and written by the context's
+/// scheduler alone (one step at a time on one compute lane), and the
+/// continuation is resumed exactly once, by whoever takes the turn out of the
+/// queue or the active set under the context's lock.
+final class SequenceTurn: @unchecked Sendable {
+  let request: GenerationRequest
+  /// Set from any thread when the caller's task is cancelled.
+  let flag = CancellationFlag()
+  var continuation: CheckedContinuation<GenerationOutcome, any Error>?
+
+  /// The sequence it was given at admission.
+  var sequence = 0
+  var sampler: SamplerChain?
+  /// How many prompt tokens are in the cache (reused or prefilled).
+  var prefilled = 0
+  var reusedTokens = 0
+  /// The last sampled token, decoded in the next step.
+  var pendingToken: llama_token?
+  var generatedTokens = 0
+  /// Where this turn's logits are in the batch just decoded, if it asked for any.
+  var logitsIndex: Int32?
+  var decoder = UTF8StreamDecoder()
+  var tracker = JSONCompletionTracker()
+
+  init(_ request: GenerationRequest) {
+    self.request = request
+  }
+
+  var prompt: [llama_token] { request.prompt }
+  var isPrefilling: Bool { prefilled < prompt.count }
+
+  /// The outcome so far, with `reason`.
+  func outcome(_ reason: FinishReason) -> GenerationOutcome {
+    GenerationOutcome(
+      promptTokens: prompt.count, reusedTokens: reusedTokens, generatedTokens: generatedTokens,
+      finishReason: reason)
+  }
+
+  /// Takes the token sampled from this turn's logits. Returns the finish
+  /// reason when the answer is complete, nil when the token goes on to the
+  /// next step.
+  func accept(_ token: llama_token, model: LlamaModel) -> FinishReason? {
+    if model.isEndOfGeneration(token) { return .stop }
+    generatedTokens += 1
+    let text = decoder.decode(model.piece(of: token))
+    if !text.isEmpty { request.onText(text) }
+    if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }
+    pendingToken = token
+    return nil
+  }
+
+  /// Hands over the text held back for an unfinished character, at the end.
+  func flushText() {
+    let rest = decoder.finish()
+    if !rest.isEmpty { request.onText(rest) }
+  }
+}
+
+/// One request's "stop now", set from any thread and read by the scheduler.
+final class CancellationFlag: Sendable {
+  private let value = Atomic<Bool>(false)
+
+  var isSet: Bool { value.load(ordering: .relaxed) }
+
+  func set() { value.store(true, ordering: .relaxed) }
+}
