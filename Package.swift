@@ -23,7 +23,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "local-benchmark",
-      dependencies: ["HybridInference", "CLlama"],
+      dependencies: ["HybridInference", "CLlama", "OpenAIServers"],
       path: "Benchmarks/LocalBenchmark"
     ),
     .executableTarget(

@@ -12,7 +12,7 @@ import Foundation
 //   local-benchmark render <model.gguf>   (issue 10: a 50-turn prompt on the model's own template)
 //   local-benchmark grammar <model.gguf> [threads] [runs]
 //   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   (issue 14: streamed decode)
-//   local-benchmark concurrent <model.gguf> [runs]   (issue 14: 1, 4 and 16 sessions at once)
+//   local-benchmark concurrent <model.gguf> [threads] [runs]   (issue 14: 1, 4, 16 sessions, beside llama-server -np 4)
 
 let arguments = CommandLine.arguments
 
@@ -111,21 +111,9 @@ do {
       "context switches per token: streamed \(format(median(streamed.map(\.switchesPerToken)), 2)), respond \(format(median(responded.map(\.switchesPerToken)), 2))"
     )
   case "concurrent":
-    let runs = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
-    let model = LocalSystemModel(modelPath: path, contextSize: 2048)
-    try await model.prepare()
-    _ = try await ConcurrentSessions.aggregate(model: model, sessions: 1, tokens: 8)  // warm-up
-    var rates: [Int: [Double]] = [:]
-    for _ in 0..<runs {
-      for count in [1, 4, 16] {
-        rates[count, default: []].append(
-          try await ConcurrentSessions.aggregate(model: model, sessions: count, tokens: 64))
-      }
-    }
-    let one = median(rates[1] ?? [])
-    print(
-      "sessions answering at once, 64 greedy tokens each, aggregate: 1 \(format(one)) t/s, 4 \(format(median(rates[4] ?? []))) t/s (\(format(median(rates[4] ?? []) / one, 2))x), 16 \(format(median(rates[16] ?? []))) t/s (\(format(median(rates[16] ?? []) / one, 2))x)"
-    )
+    let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
+    let runs = arguments.count > 4 ? Int(arguments[4]) ?? 3 : 3
+    try await ConcurrentSessions.compare(modelPath: path, threads: threads, runs: runs)
   case "grammar":
     let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
     let runs = arguments.count > 4 ? Int(arguments[4]) ?? 7 : 7

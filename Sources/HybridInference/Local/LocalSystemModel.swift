@@ -141,7 +141,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let filter = Locked(tools.map { ToolCallStreamFilter(syntax: $0.syntax) })
     let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
     var generation = GenerationRequest(
-      prompt: prompt, instructionTokens: try instructionTokens(of: prompt, messages, model),
+      prompt: prompt,
+      shareableTokens: try model.shareablePrefix(of: prompt, messages: messages, tools: tools?.templateTools ?? []),
       owner: claim.owner, maximumResponseTokens: options?.maximumResponseTokens,
       sampler: {
         if let callGrammar {
@@ -193,16 +194,6 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     BatchedContext.Settings(
       contextSize: contextSize ?? min(4096, model.trainedContextLength), batchSize: batchSize, threads: threads,
       sequences: parallelRequests)
-  }
-
-  /// How many leading tokens of `prompt` are the instructions alone: the part
-  /// another session with the same instructions may reuse.
-  private func instructionTokens(
-    of prompt: [llama_token], _ messages: [ChatTemplate.Message], _ model: LlamaModel
-  ) throws -> Int {
-    guard let first = messages.first, first.role == "system" else { return 0 }
-    let alone = try model.tokenize(model.template.render([first], addGenerationPrompt: false, log: .silent))
-    return zip(alone, prompt).prefix { $0 == $1 }.count
   }
 
   /// This model value's context once a request has made it (for tests).

@@ -53,9 +53,10 @@ final class LocalIsolationTests: XCTestCase {
   private let instructions = "You answer questions about the weather in one word."
   private let secret = "My account password is hunter2 and my card number is 4111 1111 1111 1111. "
 
-  /// Tokens of the instructions' own turn: all another session may reuse.
-  private func instructionTokens(_ model: LocalSystemModel) async throws -> Int {
-    try await model.countTokens("<|im_start|>system\n\(instructions)<|im_end|>\n")
+  /// Tokens of the instructions' own turn and the template's opening of the
+  /// next: all another session may reuse.
+  private func shareableTokens(_ model: LocalSystemModel) async throws -> Int {
+    try await model.countTokens("<|im_start|>system\n\(instructions)<|im_end|>\n<|im_start|>user\n")
   }
 
   func testEndedSessionsPrivateTokens_areNotReusedByTheNext() async throws {
@@ -68,7 +69,7 @@ final class LocalIsolationTests: XCTestCase {
     let second = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
     let reply = try await second.respond(to: secret + "Is it raining?", options: greedy)
     let cached = try XCTUnwrap(reply.rawResponse.usageMetadata?.cachedContentTokenCount)
-    let shareable = try await instructionTokens(model)
+    let shareable = try await shareableTokens(model)
     XCTAssertGreaterThan(cached, 0, "the shared instructions are reused")
     XCTAssertLessThanOrEqual(cached, shareable, "nothing of the other session's prompt is reused")
   }
@@ -86,7 +87,7 @@ final class LocalIsolationTests: XCTestCase {
     let reply = try await newcomer.respond(to: secret + "Is it raining?", options: greedy)
     XCTAssertEqual(model.batchedContext?.unownedSequences, 0, "the newcomer took a live session's sequence")
     let cached = try XCTUnwrap(reply.rawResponse.usageMetadata?.cachedContentTokenCount)
-    let shareable = try await instructionTokens(model)
+    let shareable = try await shareableTokens(model)
     XCTAssertLessThanOrEqual(cached, shareable)
     // The evicted session still answers, from its own transcript.
     let again = try await owners[0].respond(to: "And tomorrow?", options: greedy)

@@ -116,7 +116,7 @@ extension BatchedContext {
       } else {
         caches[turn.sequence].append(turn.prompt[turn.prefilled..<turn.prefilled + entry.count])
         turn.prefilled += entry.count
-        if !turn.isPrefilling { caches[turn.sequence].shareablePrefix = turn.request.instructionTokens }
+        if !turn.isPrefilling { caches[turn.sequence].shareablePrefix = turn.request.shareableTokens }
       }
       if let index = turn.logitsIndex { sample(turn, at: index, context: context, window: window) }
     }

@@ -8,8 +8,9 @@ struct SequenceCache {
   let id: llama_seq_id
   /// The tokens whose keys and values the cache holds for this sequence.
   private(set) var tokens: [llama_token] = []
-  /// How many leading tokens are instructions only, which another session
-  /// with the same instructions may reuse; the rest is private.
+  /// How many leading tokens hold nothing a session said (the template's
+  /// opening, the instructions), which another session whose prompt starts
+  /// the same may reuse; the rest is private.
   var shareablePrefix = 0
 
   init(id: llama_seq_id) {
@@ -44,7 +45,7 @@ struct SequenceCache {
     shareablePrefix = 0
   }
 
-  /// A sequence from another session keeps its instruction prefix when this
+  /// A sequence from another session keeps its shareable prefix when this
   /// prompt starts with all of it, and nothing otherwise: even a partial
   /// match would tell one session something about another's prompt.
   mutating func keepInstructions(ifSharedWith prompt: [llama_token], in memory: llama_memory_t) {

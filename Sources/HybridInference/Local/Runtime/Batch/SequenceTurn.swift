@@ -6,9 +6,10 @@ import Synchronization
 struct GenerationRequest: Sendable {
   /// The rendered conversation, tokenized.
   var prompt: [llama_token]
-  /// How many leading prompt tokens are the instructions alone: the part a
-  /// sequence may keep for another session with the same instructions.
-  var instructionTokens: Int
+  /// How many leading prompt tokens hold nothing the session said (the
+  /// template's opening, the instructions): the part a sequence may keep for
+  /// another session whose prompt starts the same (`shareablePrefix`).
+  var shareableTokens: Int
   /// The session asking, which owns the sequence it is given.
   var owner: ObjectIdentifier
   /// The caller's limit on the answer, if any.
