@@ -33,8 +33,11 @@ final class BatchedSessionsTests: XCTestCase {
     }
   }
 
+  /// Each ask has instructions of its own, so no session reuses cells another
+  /// computed: a reused prefix computed in another batch can flip a near-tie
+  /// (as llama-server's prompt cache can), which is not what is tested here.
   private static func answer(_ ask: Ask, on model: LocalSystemModel) async throws -> String {
-    let session = GenerativeModelSession(model: model, logHandler: .silent)
+    let session = GenerativeModelSession(model: model, instructions: "Answer \(ask.prompt.count).", logHandler: .silent)
     return try await session.respond(to: ask.prompt, options: .foundationModels(ask.options)).content
   }
 
@@ -64,6 +67,30 @@ final class BatchedSessionsTests: XCTestCase {
       XCTAssertFalse(pair.0.isEmpty)
       XCTAssertEqual(pair.1, pair.0, "session \(index): 16 tokens batched differ from alone")
     }
+  }
+
+  func testContextGrowsWhenRequestsOverlap_andTheRunningAnswerGoesOnUnchanged() async throws {
+    let model = try LocalTestModels.smol()
+    let first = asks(tokens: 48)[3]
+    let alone = try await Self.answer(first, on: model)
+    XCTAssertEqual(model.batchedContext?.sequenceCount, 1, "one session at a time needs one sequence")
+    let started = Locked(false)
+    let running = Task {
+      let session = GenerativeModelSession(
+        model: model, instructions: "Answer \(first.prompt.count).", logHandler: .silent)
+      var last = ""
+      for try await snapshot in session.streamResponse(to: first.prompt, options: .foundationModels(first.options)) {
+        started.withLock { $0 = true }
+        last = snapshot.content
+      }
+      return last
+    }
+    try await waitUntil { started.withLock { $0 } }
+    let others = try await Self.answersTogether(Array(asks(tokens: 8).prefix(3)), on: model)
+    XCTAssertEqual(model.batchedContext?.sequenceCount, model.parallelRequests, "overlapping requests grew it")
+    XCTAssertTrue(others.allSatisfy { !$0.isEmpty })
+    let grownMidAnswer = try await running.value
+    XCTAssertEqual(grownMidAnswer, alone, "the running answer is decoded again into the new context and goes on")
   }
 
   func testCancellingOneBatchedSession_leavesTheOthersAnswersAlone() async throws {

@@ -18,20 +18,20 @@ extension BatchedContext {
   func runScheduler() {
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
-    let context: OpaquePointer
     do {
-      context = try created()
+      _ = try created()
     } catch {
       failEverything(error)
       return
     }
-    guard let memory = llama_get_memory(context) else {
-      failEverything(HybridInferenceError.generationFailed("the llama context has no memory"))
-      return
-    }
-    let window = Int(llama_n_ctx_seq(context))
     while true {
-      admitQueued(memory: memory, window: window)
+      // Read each step: growing swaps the context between steps.
+      guard let context = pointer, let memory = llama_get_memory(context) else {
+        failEverything(HybridInferenceError.generationFailed("the llama context has no memory"))
+        return
+      }
+      let window = Int(llama_n_ctx_seq(context))
+      if !admitQueued(memory: memory, window: window) { continue }
       for turn in active where isCancelled(turn) { finish(turn, .failure(CancellationError())) }
       if active.isEmpty {
         let done = state.withLock { state in
@@ -49,8 +49,11 @@ extension BatchedContext {
     turn.flag.isSet || LlamaBackend.inFlight.isStopping
   }
 
-  /// Gives free sequences to the first queued turns and prepares their caches.
-  private func admitQueued(memory: llama_memory_t, window: Int) {
+  /// Gives free sequences to the first queued turns and prepares their
+  /// caches. Returns false when the context grew first (the caller reads the
+  /// new one and admits then).
+  private func admitQueued(memory: llama_memory_t, window: Int) -> Bool {
+    if growIfWaiting() { return false }
     let admitted = state.withLock { state -> [(SequenceTurn, SequenceSlots.Lease)] in
       var admitted: [(SequenceTurn, SequenceSlots.Lease)] = []
       while let first = state.queue.first, let lease = state.slots.lease(for: first.request.owner) {
@@ -67,6 +70,7 @@ extension BatchedContext {
         finish(turn, .failure(error))
       }
     }
+    return true
   }
 
   /// Keeps what the turn may reuse of its sequence's cache, checks that the
@@ -84,7 +88,7 @@ extension BatchedContext {
       throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
     }
     turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
-    turn.prefilled = turn.reusedTokens
+    turn.unDecoded = prompt[turn.reusedTokens...]
     turn.sampler = try turn.request.sampler()
   }
 
@@ -95,7 +99,7 @@ extension BatchedContext {
       state.steps.count += 1
       state.steps.widest = max(state.steps.widest, entries.count)
     }
-    let prefills = entries.contains { $0.turn.pendingToken == nil }
+    let prefills = entries.contains { $0.count > 1 }
     stepFlags = entries.map(\.turn.flag)
     if prefills { setAbortCallback(context, enabled: true) }
     let status = llama_decode(context, batch)
@@ -110,30 +114,30 @@ extension BatchedContext {
     }
     for entry in entries {
       let turn = entry.turn
-      if let token = turn.pendingToken {
-        caches[turn.sequence].append(CollectionOfOne(token))
-        turn.pendingToken = nil
-      } else {
-        caches[turn.sequence].append(turn.prompt[turn.prefilled..<turn.prefilled + entry.count])
-        turn.prefilled += entry.count
-        if !turn.isPrefilling { caches[turn.sequence].shareablePrefix = turn.request.shareableTokens }
+      caches[turn.sequence].append(turn.unDecoded.prefix(entry.count))
+      turn.unDecoded.removeFirst(entry.count)
+      guard let index = turn.logitsIndex else { continue }
+      if !turn.answering {
+        turn.answering = true
+        caches[turn.sequence].shareablePrefix = turn.request.shareableTokens
       }
-      if let index = turn.logitsIndex { sample(turn, at: index, context: context, window: window) }
+      sample(turn, at: index, context: context, window: window)
     }
   }
 
-  /// Puts every decoding turn's pending token in the batch, then as much
-  /// prompt as fits, turn by turn; in the order of their sequence ids,
-  /// because llama.cpp splits a batch wherever the ids stop being consecutive.
+  /// Puts every answering turn's next token in the batch, then as much of
+  /// the other turns' tokens as fits, turn by turn; in the order of their
+  /// sequence ids, because llama.cpp splits a batch wherever the ids stop
+  /// being consecutive. A turn's last token asks for logits.
   private func fillBatch() -> [Entry] {
     var entries: [Entry] = []
     var room = settings.batchSize
-    for turn in active where turn.pendingToken != nil {
+    for turn in active where turn.unDecoded.count == 1 {
       entries.append(Entry(turn: turn, count: 1))
       room -= 1
     }
-    for turn in active where turn.isPrefilling && room > 0 {
-      let chunk = min(room, turn.prompt.count - turn.prefilled)
+    for turn in active where turn.unDecoded.count > 1 && room > 0 {
+      let chunk = min(room, turn.unDecoded.count)
       entries.append(Entry(turn: turn, count: chunk))
       room -= chunk
     }
@@ -142,15 +146,14 @@ extension BatchedContext {
     for entry in entries {
       let turn = entry.turn
       let base = caches[turn.sequence].tokens.count
-      let tokens = turn.pendingToken.map { [$0] } ?? Array(turn.prompt[turn.prefilled..<turn.prefilled + entry.count])
-      let wantsLogits = turn.pendingToken != nil || turn.prefilled + entry.count == turn.prompt.count
-      turn.logitsIndex = wantsLogits ? Int32(count + tokens.count - 1) : nil
-      for (offset, token) in tokens.enumerated() {
+      let wantsLogits = entry.count == turn.unDecoded.count
+      turn.logitsIndex = wantsLogits ? Int32(count + entry.count - 1) : nil
+      for (offset, token) in turn.unDecoded.prefix(entry.count).enumerated() {
         batch.token[count] = token
         batch.pos[count] = llama_pos(base + offset)
         batch.n_seq_id[count] = 1
         batch.seq_id[count]?[0] = llama_seq_id(turn.sequence)
-        batch.logits[count] = wantsLogits && offset == tokens.count - 1 ? 1 : 0
+        batch.logits[count] = wantsLogits && offset == entry.count - 1 ? 1 : 0
         count += 1
       }
     }

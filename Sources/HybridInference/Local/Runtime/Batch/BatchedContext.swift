@@ -10,8 +10,10 @@ import Synchronization
 /// weight once whatever the batch holds, so four sequences in one step cost
 /// little more than one, while four contexts were four OpenMP teams taking
 /// turns on the same cores (four sessions at 0.99× the tokens/s of one).
-/// The KV cache holds `contextSize` cells for each sequence, all made with
-/// the context.
+/// The KV cache holds `contextSize` cells for each sequence. A context starts
+/// with one sequence, so a model that answers one session at a time costs one
+/// window of KV cache, and grows to `sequences` the first time a request
+/// finds every sequence busy (`ContextGrowth`).
 ///
 /// `@unchecked Sendable` with a written reason: the llama pointer, the batch,
 /// the sequence caches and the active turns are touched only by the scheduler,
@@ -26,7 +28,7 @@ final class BatchedContext: @unchecked Sendable {
     var contextSize: Int
     var batchSize: Int
     var threads: Int
-    /// Requests decoded together, each on a sequence of its own.
+    /// The most requests decoded together, each on a sequence of its own.
     var sequences: Int
   }
 
@@ -50,8 +52,11 @@ final class BatchedContext: @unchecked Sendable {
   let settings: Settings
   let state: Locked<State>
   private let made = Atomic<Bool>(false)
-  /// Orders the one creation between `prepare()` and the scheduler.
-  private let creation = NSLock()
+  /// Orders creation between `prepare()` and the scheduler, and guards
+  /// `pointer` while the scheduler swaps it for a larger context.
+  let creation = NSLock()
+  /// True once growing failed (no memory): the context stays as it is.
+  var growthFailed = false
 
   // The scheduler's own, touched on its lane only (see the type's comment).
   var pointer: OpaquePointer?
@@ -68,8 +73,8 @@ final class BatchedContext: @unchecked Sendable {
     settings.batchSize = max(settings.batchSize, sequences)
     self.model = model
     self.settings = settings
-    self.state = Locked(State(slots: SequenceSlots(count: sequences)))
-    self.caches = (0..<sequences).map { SequenceCache(id: llama_seq_id($0)) }
+    self.state = Locked(State(slots: SequenceSlots(count: 1)))
+    self.caches = [SequenceCache(id: 0)]
     self.batch = llama_batch_init(Int32(settings.batchSize), 0, 1)
   }
 
@@ -142,6 +147,9 @@ final class BatchedContext: @unchecked Sendable {
   /// task may drop on another thread just after the caller's `respond` returned).
   var unownedSequences: Int { state.withLock { $0.slots.unownedCount } }
 
+  /// How many sequences the context has now: one until requests overlap.
+  var sequenceCount: Int { state.withLock { $0.slots.count } }
+
   /// What the scheduler has decoded so far.
   var steps: Steps { state.withLock { $0.steps } }
 
@@ -154,20 +162,28 @@ final class BatchedContext: @unchecked Sendable {
     try await ComputeLane.run { Result { () throws(HybridInferenceError) in _ = try self.created() } }.get()
   }
 
-  /// The llama context, made on first use (by `prepare()` or the scheduler).
-  /// After that the pointer never changes.
+  /// The llama context, made on first use (by `prepare()` or the scheduler)
+  /// with one sequence.
   func created() throws(HybridInferenceError) -> OpaquePointer {
     creation.lock()
     defer { creation.unlock() }
     if let pointer { return pointer }
+    let context = try makeContext(sequences: 1)
+    pointer = context
+    made.store(true, ordering: .releasing)
+    return context
+  }
+
+  /// A llama context with `sequences` streams of `contextSize` cells each.
+  func makeContext(sequences: Int) throws(HybridInferenceError) -> OpaquePointer {
     var params = llama_context_default_params()
     // Each sequence's share rounded up as llama.cpp rounds a context (to 256
     // cells), so a session's window is what a context of its own would be.
     let share = (settings.contextSize + 255) / 256 * 256
-    params.n_ctx = UInt32(clamping: share * settings.sequences)
+    params.n_ctx = UInt32(clamping: share * sequences)
     params.n_batch = UInt32(settings.batchSize)
     params.n_ubatch = UInt32(settings.batchSize)
-    params.n_seq_max = UInt32(settings.sequences)
+    params.n_seq_max = UInt32(sequences)
     // A stream of cells per sequence, not one unified pool: with a unified
     // pool llama.cpp's answers change with what else is in the batch (greedy
     // SmolLM2 answers differed from the first token, llama-server
@@ -180,11 +196,8 @@ final class BatchedContext: @unchecked Sendable {
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
     guard let context = llama_init_from_model(model.pointer, params) else {
-      let tokens = settings.contextSize * settings.sequences
-      throw .generationFailed("llama.cpp could not create a context of \(tokens) tokens")
+      throw .generationFailed("llama.cpp could not create a context of \(share * sequences) tokens")
     }
-    pointer = context
-    made.store(true, ordering: .releasing)
     return context
   }
 

@@ -30,6 +30,11 @@ struct SequenceSlots {
 
   var count: Int { slots.count }
 
+  /// Adds idle, unowned slots up to `count` (the context grew).
+  mutating func grow(to count: Int) {
+    if count > slots.count { slots += Array(repeating: Slot(), count: count - slots.count) }
+  }
+
   /// A sequence for `owner`: its own if idle, else one no session owns,
   /// else the least recently used idle one; nil while every one is busy.
   mutating func lease(for owner: ObjectIdentifier) -> Lease? {
@@ -60,6 +65,9 @@ struct SequenceSlots {
   mutating func ownerEnded(_ owner: ObjectIdentifier) {
     for index in slots.indices where slots[index].owner == owner { slots[index].owner = nil }
   }
+
+  /// How many sequences no request holds now.
+  var idleCount: Int { slots.count { !$0.busy } }
 
   /// How many sequences no live session owns.
   var unownedCount: Int { slots.count { $0.owner == nil } }

@@ -48,11 +48,13 @@ final class SequenceTurn: @unchecked Sendable {
   /// The sequence it was given at admission.
   var sequence = 0
   var sampler: SamplerChain?
-  /// How many prompt tokens are in the cache (reused or prefilled).
-  var prefilled = 0
+  /// The tokens to decode next, in order: the prompt after what the cache
+  /// reused, then each sampled token (or, after the context grew, everything
+  /// the sequence held, decoded again into the new context).
+  var unDecoded: ArraySlice<llama_token> = []
+  /// True once the whole prompt is in the cache (its first logits sampled).
+  var answering = false
   var reusedTokens = 0
-  /// The last sampled token, decoded in the next step.
-  var pendingToken: llama_token?
   var generatedTokens = 0
   /// Where this turn's logits are in the batch just decoded, if it asked for any.
   var logitsIndex: Int32?
@@ -64,7 +66,6 @@ final class SequenceTurn: @unchecked Sendable {
   }
 
   var prompt: [llama_token] { request.prompt }
-  var isPrefilling: Bool { prefilled < prompt.count }
 
   /// The outcome so far, with `reason`.
   func outcome(_ reason: FinishReason) -> GenerationOutcome {
@@ -82,7 +83,7 @@ final class SequenceTurn: @unchecked Sendable {
     let text = decoder.decode(model.piece(of: token))
     if !text.isEmpty { request.onText(text) }
     if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }
-    pendingToken = token
+    unDecoded = [token]
     return nil
   }
 

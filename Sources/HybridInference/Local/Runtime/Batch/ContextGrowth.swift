@@ -1,0 +1,44 @@
+import CLlama
+import Foundation
+
+/// How a `BatchedContext` goes from one sequence to `sequences`.
+///
+/// Why grow instead of making every sequence up front: llama.cpp allocates
+/// and clears a context's whole KV cache when it makes the context, so four
+/// sequences of 4,096 tokens cost SmolLM2 360 MiB of resident memory even in
+/// an app that only ever runs one session at a time. A context starts with
+/// one sequence; the first time more turns wait than there are idle
+/// sequences, the scheduler makes a context with all of them instead,
+/// between two steps.
+///
+/// The cells cannot be moved across: llama.cpp saves a sequence's state with
+/// its context's stream count and refuses it in a context with another count
+/// ("n_stream mismatch"). So a running turn's tokens are decoded again in the
+/// new context before it goes on (one prefill, once in the life of the
+/// context), and idle sequences' caches are dropped: their sessions prefill
+/// their next turn in full, once.
+extension BatchedContext {
+  /// Grows to `settings.sequences` when more turns wait than there are idle
+  /// sequences. Returns true when it grew.
+  func growIfWaiting() -> Bool {
+    guard !growthFailed, caches.count < settings.sequences else { return false }
+    let crowded = state.withLock { $0.queue.count > $0.slots.idleCount }
+    guard crowded, let old = pointer else { return false }
+    let count = settings.sequences
+    let grown: OpaquePointer
+    do {
+      grown = try makeContext(sequences: count)
+    } catch {
+      growthFailed = true
+      return false
+    }
+    for turn in active {
+      turn.unDecoded = ArraySlice(caches[turn.sequence].tokens) + turn.unDecoded
+    }
+    creation.withLock { pointer = grown }
+    llama_free(old)
+    caches = (0..<count).map { SequenceCache(id: llama_seq_id($0)) }
+    state.withLock { $0.slots.grow(to: count) }
+    return true
+  }
+}
