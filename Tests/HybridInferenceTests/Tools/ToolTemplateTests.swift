@@ -85,6 +85,12 @@ final class ToolTemplateTests: XCTestCase {
     let text = try ToolCallParser.parse("It is sunny.", syntax: .generic)
     XCTAssertEqual(text.text, "It is sunny.")
     XCTAssertTrue(text.calls.isEmpty)
+    // Text that starts with a brace but not a call's opening is an answer
+    // (SmolLM2 sometimes answers with code), not an unreadable call.
+    let code = "{\n  const data = JSON.parse(text);\n"
+    let answer = try ToolCallParser.parse(code, syntax: .generic)
+    XCTAssertEqual(answer.text, code)
+    XCTAssertTrue(answer.calls.isEmpty)
     XCTAssertThrowsError(try ToolCallParser.parse(#"{"name": "get_weather", "argu"#, syntax: .generic)) { error in
       guard case .generationFailed? = error as? HybridInferenceError else { return XCTFail("\(error)") }
     }

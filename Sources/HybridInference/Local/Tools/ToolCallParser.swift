@@ -14,8 +14,12 @@ enum ToolCallParser {
     case .hermes:
       return try blocks(text)
     case .llama3, .generic:
+      // A call opens with `{"name"`; other text that starts with a brace
+      // (code, a JSON example the user asked for) is an answer, as the lazy
+      // grammar saw it: it holds only once that opening appears.
       let trimmed = text.trimmingWhitespace
-      guard trimmed.hasPrefix("{") else { return (text, []) }
+      guard trimmed.hasPrefix("{"), trimmed.dropFirst().trimmingPrefix(while: \.isWhitespace).hasPrefix(#""name""#)
+      else { return (text, []) }
       return ("", [try call(from: try json(trimmed), syntax: syntax)])
     case .mistralJSON:
       var rest = Substring(text.trimmingWhitespace)

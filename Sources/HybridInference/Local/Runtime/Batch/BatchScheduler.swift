@@ -18,15 +18,17 @@ extension BatchedContext {
   func runScheduler() {
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
-    do {
-      _ = try created()
-    } catch {
-      failEverything(error)
-      return
-    }
     while true {
-      // Read each step: growing swaps the context between steps.
-      guard let context = pointer, let memory = llama_get_memory(context) else {
+      // Each step: growing swaps the context between steps (and, out of
+      // memory, may leave none: then this makes it again or fails the turns).
+      let context: OpaquePointer
+      do {
+        context = try created()
+      } catch {
+        failEverything(error)
+        return
+      }
+      guard let memory = llama_get_memory(context) else {
         failEverything(HybridInferenceError.generationFailed("the llama context has no memory"))
         return
       }

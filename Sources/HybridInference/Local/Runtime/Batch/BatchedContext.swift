@@ -163,12 +163,12 @@ final class BatchedContext: @unchecked Sendable {
   }
 
   /// The llama context, made on first use (by `prepare()` or the scheduler)
-  /// with one sequence.
+  /// with one sequence, or as many as it had when growing left none.
   func created() throws(HybridInferenceError) -> OpaquePointer {
     creation.lock()
     defer { creation.unlock() }
     if let pointer { return pointer }
-    let context = try makeContext(sequences: 1)
+    let context = try makeContext(sequences: state.withLock { $0.slots.count })
     pointer = context
     made.store(true, ordering: .releasing)
     return context

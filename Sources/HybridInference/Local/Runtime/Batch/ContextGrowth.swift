@@ -19,24 +19,27 @@ import Foundation
 /// their next turn in full, once.
 extension BatchedContext {
   /// Grows to `settings.sequences` when more turns wait than there are idle
-  /// sequences. Returns true when it grew.
+  /// sequences. Returns true when the context was made again (grown, or at
+  /// its old size when llama.cpp could not make the larger one).
   func growIfWaiting() -> Bool {
     guard !growthFailed, caches.count < settings.sequences else { return false }
     let crowded = state.withLock { $0.queue.count > $0.slots.idleCount }
     guard crowded, let old = pointer else { return false }
-    let count = settings.sequences
-    let grown: OpaquePointer
+    for turn in active {
+      turn.unDecoded = ArraySlice(caches[turn.sequence].tokens) + turn.unDecoded
+    }
+    // The old context goes first, so that peak memory is the new one alone.
+    llama_free(old)
+    var count = settings.sequences
+    let grown: OpaquePointer?
     do {
       grown = try makeContext(sequences: count)
     } catch {
       growthFailed = true
-      return false
-    }
-    for turn in active {
-      turn.unDecoded = ArraySlice(caches[turn.sequence].tokens) + turn.unDecoded
+      count = caches.count
+      grown = try? makeContext(sequences: count)  // nil: the scheduler fails its turns
     }
     creation.withLock { pointer = grown }
-    llama_free(old)
     caches = (0..<count).map { SequenceCache(id: llama_seq_id($0)) }
     state.withLock { $0.slots.grow(to: count) }
     return true
