@@ -11,12 +11,11 @@ import Synchronization
 /// OpenAI-compatible backend against a real llama-server (`-np 4`) on
 /// loopback.
 ///
-/// Two questions: what the client costs over curl doing the same requests
-/// (unary and streamed, sequential and 32 in flight; one-token answers, so
-/// the server's work is small and the same on both sides), and what a
-/// server's continuous batching buys: the aggregate tokens/s of one and of
-/// four concurrent sessions through llama-server, beside the same sessions
-/// on the in-process device model (`LocalSystemModel`) with the same file.
+/// What the client costs over curl doing the same requests (unary and
+/// streamed, sequential and 32 in flight; one-token answers, so the server's
+/// work is small and the same on both sides). The tokens/s of sessions at
+/// once through llama-server beside the in-process model is
+/// `local-benchmark concurrent`.
 enum FleetBenchmark {
   static func run(modelPath: String, requests: Int) async throws {
     let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -85,42 +84,6 @@ enum FleetBenchmark {
       )
     }
     print()
-
-    let tokens = 64
-    let local = LocalSystemModel(modelPath: modelPath, contextSize: 1024)
-    print("## Tokens/s: llama-server -np 4 (\(threads) threads) beside the in-process device model")
-    print()
-    print("| sessions | llama-server tokens/s | in-process tokens/s |")
-    print("| ---: | ---: | ---: |")
-    for sessions in [1, 4] {
-      let served = try await throughput(fleet, sessions: sessions, tokens: tokens)
-      let inProcess = try await throughput(local, sessions: sessions, tokens: tokens)
-      print("| \(sessions) | \(format(served)) | \(format(inProcess)) |")
-    }
-    print()
-    print("(\(tokens) tokens per answer; aggregate tokens/s over all sessions, counted from usage.)")
-  }
-
-  /// Aggregate answer tokens per second of `sessions` concurrent sessions,
-  /// each asking for `tokens` tokens (the best of three runs).
-  static func throughput(_ model: any LanguageModel, sessions: Int, tokens: Int) async throws -> Double {
-    let request = ModelRequest(
-      transcript: Transcript(entries: [.prompt("Tell me a long story about the sea.")]),
-      options: .hybrid(
-        gemini: GenerationConfig(temperature: 0, maxOutputTokens: tokens),
-        foundationModels: GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens)))
-    var best = 0.0
-    for _ in 0..<3 {
-      let start = ContinuousClock.now
-      let produced = try await withThrowingTaskGroup(of: Int.self) { group in
-        for _ in 0..<sessions {
-          group.addTask { try await model.respond(to: request).usageMetadata?.candidatesTokenCount ?? 0 }
-        }
-        return try await group.reduce(0, +)
-      }
-      best = max(best, Double(produced) / (milliseconds(ContinuousClock.now - start) / 1000))
-    }
-    return best
   }
 
   /// curl doing `requests` POSTs of `body` (`parallel` at once), each
