@@ -26,9 +26,12 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public let threads: Int
   /// Tokens decoded per llama.cpp batch during prefill.
   public let batchSize: Int
-  /// Requests decoded together, each on a sequence of the model's one
-  /// context; more wait their turn. Each sequence has `contextSize` tokens of
-  /// KV cache, all made with the context, so memory grows with this number.
+  /// The most requests decoded together, each on a sequence of this model
+  /// value's one llama context; more wait their turn. Each sequence holds
+  /// `contextSize` tokens of KV cache. The context starts with one sequence
+  /// and is made again with this many the first time requests overlap, so
+  /// memory grows with this number only in apps that answer sessions at once.
+  /// Clamped to 1...64.
   public let parallelRequests: Int
   /// False when the app switched on-device inference off.
   public let isEnabled: Bool
