@@ -204,8 +204,10 @@ extension BatchedContext {
     continuation?.resume(with: result)
   }
 
-  /// The context could not be made: every queued and running turn gets the error.
+  /// The context could not be made: every running and queued turn gets the
+  /// error, and the running ones give their sequences back.
   private func failEverything(_ error: any Error) {
+    for turn in active { finish(turn, .failure(error)) }
     let queued = state.withLock { state in
       defer {
         state.queue.removeAll()
@@ -213,13 +215,12 @@ extension BatchedContext {
       }
       return state.queue
     }
-    for turn in active + queued {
+    for turn in queued {
       let continuation = state.withLock { _ in
         defer { turn.continuation = nil }
         return turn.continuation
       }
       continuation?.resume(throwing: error)
     }
-    active.removeAll()
   }
 }

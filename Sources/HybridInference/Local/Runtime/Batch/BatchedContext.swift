@@ -6,14 +6,14 @@ import Synchronization
 /// each request decodes on a sequence of it, and one scheduler decodes a token
 /// for every active sequence in a single `llama_decode` (`BatchScheduler`).
 ///
-/// Why one context and not one per session: a decode step on a CPU reads every
-/// weight once whatever the batch holds, so four sequences in one step cost
-/// little more than one, while four contexts were four OpenMP teams taking
-/// turns on the same cores (four sessions at 0.99× the tokens/s of one).
-/// The KV cache holds `contextSize` cells for each sequence. A context starts
-/// with one sequence, so a model that answers one session at a time costs one
-/// window of KV cache, and grows to `sequences` the first time a request
-/// finds every sequence busy (`ContextGrowth`).
+/// Why one context and not one per session: a step that decodes a token for
+/// four sequences costs about two and a half steps of one (measured on a
+/// 2-core Xeon with a Q4_1 model), while four contexts were four OpenMP teams
+/// taking turns on the same cores (four sessions at 0.99× the tokens/s of
+/// one). The KV cache holds `contextSize` cells for each sequence. A context
+/// starts with one sequence, so a model that answers one session at a time
+/// costs one window of KV cache, and is made again with `sequences` of them
+/// the first time more turns wait than sequences are idle (`ContextGrowth`).
 ///
 /// `@unchecked Sendable` with a written reason: the llama pointer, the batch,
 /// the sequence caches and the active turns are touched only by the scheduler,
@@ -58,7 +58,8 @@ final class BatchedContext: @unchecked Sendable {
   /// True once growing failed (no memory): the context stays as it is.
   var growthFailed = false
 
-  // The scheduler's own, touched on its lane only (see the type's comment).
+  // The scheduler's own, touched on its lane only (see the type's comment);
+  // `pointer` is also set once by `prepare()`, under `creation`.
   var pointer: OpaquePointer?
   var batch: llama_batch
   var caches: [SequenceCache]
