@@ -93,6 +93,33 @@ final class BatchedSessionsTests: XCTestCase {
     XCTAssertEqual(grownMidAnswer, alone, "the running answer is decoded again into the new context and goes on")
   }
 
+  func testBatchedStreams_getTheirTextEveryFewSteps_aLoneStreamEveryStep() async throws {
+    let model = try LocalTestModels.smol()
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 32))
+    @Sendable func stream(_ prompt: String) async throws -> (snapshots: Int, tokens: Int) {
+      let session = GenerativeModelSession(model: model, instructions: prompt, logHandler: .silent)
+      var snapshots = 0
+      var tokens = 0
+      for try await snapshot in session.streamResponse(to: prompt, options: options) {
+        snapshots += 1
+        tokens = snapshot.rawResponse.usageMetadata?.candidatesTokenCount ?? tokens
+      }
+      return (snapshots, tokens)
+    }
+    let alone = try await stream("Describe a lighthouse.")
+    // A lone stream: a snapshot per token with text (and one for the usage).
+    XCTAssertGreaterThan(alone.snapshots, alone.tokens / 2)
+    let together = try await withThrowingTaskGroup(of: (snapshots: Int, tokens: Int).self) { group in
+      for index in 0..<4 { group.addTask { try await stream("Describe lighthouse number \(index).") } }
+      return try await group.reduce(into: [(snapshots: Int, tokens: Int)]()) { $0.append($1) }
+    }
+    XCTAssertGreaterThanOrEqual(try XCTUnwrap(model.batchedContext?.steps.widest), 3)
+    let snapshots = together.map(\.snapshots).reduce(0, +)
+    let tokens = together.map(\.tokens).reduce(0, +)
+    XCTAssertLessThan(snapshots * 2, tokens, "batched streams are paced (every fourth step), not woken per token")
+  }
+
   func testCancellingOneBatchedSession_leavesTheOthersAnswersAlone() async throws {
     let model = try LocalTestModels.smol()
     let asks = Array(asks(tokens: 24).prefix(3))

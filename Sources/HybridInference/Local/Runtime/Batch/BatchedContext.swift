@@ -66,6 +66,8 @@ final class BatchedContext: @unchecked Sendable {
   var active: [SequenceTurn] = []
   /// The flags of the turns in the step being decoded, for the abort callback.
   var stepFlags: [CancellationFlag] = []
+  /// Steps since the scheduler started, for pacing text deliveries.
+  var deliveryClock = 0
 
   init(model: LlamaModel, settings: Settings) {
     let sequences = min(max(1, settings.sequences), 64)

@@ -60,6 +60,8 @@ final class SequenceTurn: @unchecked Sendable {
   var logitsIndex: Int32?
   var decoder = UTF8StreamDecoder()
   var tracker = JSONCompletionTracker()
+  /// Answer text sampled but not yet handed to the caller (`deliver()`).
+  private var undelivered = ""
 
   init(_ request: GenerationRequest) {
     self.request = request
@@ -81,16 +83,24 @@ final class SequenceTurn: @unchecked Sendable {
     if model.isEndOfGeneration(token) { return .stop }
     generatedTokens += 1
     let text = decoder.decode(model.piece(of: token))
-    if !text.isEmpty { request.onText(text) }
+    undelivered += text
     if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }
     unDecoded = [token]
     return nil
   }
 
-  /// Hands over the text held back for an unfinished character, at the end.
+  /// Hands the text sampled since the last delivery to the caller.
+  func deliver() {
+    guard !undelivered.isEmpty else { return }
+    request.onText(undelivered)
+    undelivered = ""
+  }
+
+  /// Hands over the rest at the end, with the text held back for an
+  /// unfinished character.
   func flushText() {
-    let rest = decoder.finish()
-    if !rest.isEmpty { request.onText(rest) }
+    undelivered += decoder.finish()
+    deliver()
   }
 }
 
