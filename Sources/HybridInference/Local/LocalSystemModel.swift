@@ -86,13 +86,13 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map { String(cString: $0) } == "1"
   }
 
-  /// Memory the model needs: the weights and the KV cache of every sequence,
-  /// unless already loaded.
+  /// Memory the model needs: the weights unless already loaded, plus the KV
+  /// cache of every sequence the context may grow to.
   func requiredMemory(for file: GGUFFile) -> Int {
-    guard handle.model == nil else { return 0 }
+    let weights = handle.model == nil ? file.fileSize : 0
     let tokens = (contextSize ?? 4096) * parallelRequests
     let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: tokens)
-    return overflow ? Int.max : file.fileSize + cache
+    return overflow ? Int.max : weights + cache
   }
 
   /// Loads the model and makes its context now, so that the first request
