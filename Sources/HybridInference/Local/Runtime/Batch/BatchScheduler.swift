@@ -101,9 +101,12 @@ extension BatchedContext {
       state.steps.count += 1
       state.steps.widest = max(state.steps.widest, entries.count)
     }
+    // Only steps that prefill can be aborted (see `setAbortCallback`).
     let prefills = entries.contains { $0.count > 1 }
-    stepFlags = entries.map(\.turn.flag)
-    if prefills { setAbortCallback(context, enabled: true) }
+    if prefills {
+      stepFlags = entries.map(\.turn.flag)
+      setAbortCallback(context, enabled: true)
+    }
     let status = llama_decode(context, batch)
     if prefills { setAbortCallback(context, enabled: false) }
     guard status == 0 else {

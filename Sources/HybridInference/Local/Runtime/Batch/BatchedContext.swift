@@ -1,6 +1,5 @@
 import CLlama
 import Foundation
-import Synchronization
 
 /// The one llama context of an on-device model value, shared by its sessions:
 /// each request decodes on a sequence of it, and one scheduler decodes a token
@@ -51,9 +50,9 @@ final class BatchedContext: @unchecked Sendable {
   let model: LlamaModel
   let settings: Settings
   let state: Locked<State>
-  private let made = Atomic<Bool>(false)
   /// Orders creation between `prepare()` and the scheduler, and guards
-  /// `pointer` while the scheduler swaps it for a larger context.
+  /// `pointer` while the scheduler swaps it for a larger context (and while
+  /// tests ask whether it exists).
   let creation = NSLock()
   /// True once growing failed (no memory): the context stays as it is.
   var growthFailed = false
@@ -70,10 +69,9 @@ final class BatchedContext: @unchecked Sendable {
   var deliveryClock = 0
 
   init(model: LlamaModel, settings: Settings) {
-    let sequences = min(max(1, settings.sequences), 64)
     var settings = settings
-    settings.sequences = sequences
-    settings.batchSize = max(settings.batchSize, sequences)
+    // Room for every sequence's next token in one step.
+    settings.batchSize = max(settings.batchSize, settings.sequences)
     self.model = model
     self.settings = settings
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
@@ -157,7 +155,7 @@ final class BatchedContext: @unchecked Sendable {
   var steps: Steps { state.withLock { $0.steps } }
 
   /// Whether llama.cpp's context exists yet (made by the first request).
-  var isCreated: Bool { made.load(ordering: .acquiring) }
+  var isCreated: Bool { creation.withLock { pointer != nil } }
 
   /// Makes the llama context now, on a compute lane, so that the first
   /// request does not wait for its KV cache to be allocated and cleared.
@@ -173,7 +171,6 @@ final class BatchedContext: @unchecked Sendable {
     if let pointer { return pointer }
     let context = try makeContext(sequences: state.withLock { $0.slots.count })
     pointer = context
-    made.store(true, ordering: .releasing)
     return context
   }
 

@@ -18,7 +18,9 @@ struct GenerationRequest: Sendable {
   /// True when a grammar constrains the answer to one JSON value: generation
   /// stops as soon as that value is complete, without waiting for an end token.
   var stopsAtCompleteJSON = false
-  /// Called on the compute lane with each piece of answer text, in order.
+  /// Called on the compute lane with the answer's text, in order: each
+  /// token's while the turn answers alone, a few tokens' at a time while
+  /// several do (`BatchScheduler.deliverText`).
   var onText: @Sendable (String) -> Void
 }
 
