@@ -10,6 +10,11 @@ from urllib.parse import urlsplit
 from gemini_tools import tool_events
 from gemini_wire import BadRequest, echo_events, echo_unary, error_body, json_events, split_events
 
+# An error message no real server sends: terminal escapes (an OSC 52
+# clipboard write, a screen clear, a bell), a forged log line and 100 KB.
+HOSTILE_MESSAGE = "\x1b]52;c;aGk=\x07\x1b[2J\x9b31m" + "A" * 100_000 + "\nhybrid: forged line\r"
+HOSTILE_STATUS = "INVALID_ARGUMENT\x1b[8m"
+
 OWN_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "gemini", "googleai")
 
 
@@ -84,6 +89,10 @@ class Behaviours:
             return self.huge(int(options.get("size", "1048576")), stream, count)
         if name == "fault-endless":
             return self.endless(stream, count, model)
+        if name == "fault-cut":
+            return self.cut(options, model, body, stream, count)
+        if name == "fault-hostile-error":
+            return self.send_error_json(400, HOSTILE_STATUS, HOSTILE_MESSAGE, count=count)
         if name in ("fault-reset-mid", "fault-truncated", "fault-slow-body", "fault-stream-error",
                     "fault-stream-error-data", "fault-stream-error-inline"):
             return self.broken(name, options, model, body, stream, count)
@@ -143,6 +152,25 @@ class Behaviours:
             return self.send_body(200, json.dumps(merged).encode(), count=count)
         self.start_stream(count)
         for event in events:
+            self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+        self.end_stream()
+
+    def cut(self, options, model, body, stream, count):
+        """An answer cut at a clean boundary, as a proxy that gives up does:
+        streamed, the first `events` echo events (default 2: text, no
+        finishReason yet), then the body's proper end; unary, half of the
+        body its Content-Length promises, then a clean close (FIN, no reset)."""
+        if not stream:
+            whole = json.dumps(echo_unary(model, body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=UTF-8")
+            self.send_header("Content-Length", str(len(whole)))
+            self.send_header("x-test-request-count", str(count))
+            self.end_headers()
+            self.wfile.write(whole[: len(whole) // 2])
+            return self.close_quietly()
+        self.start_stream(count)
+        for event in echo_events(model, body)[: int(options.get("events", "2"))]:
             self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
         self.end_stream()
 

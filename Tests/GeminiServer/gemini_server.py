@@ -31,10 +31,16 @@ The model name picks the behaviour. `~`-separated options follow it:
     fault-500, fault-503 `times` x that status, then echo
     fault-400            400 INVALID_ARGUMENT, always
     fault-html-502       `times` x an HTML 502 page (default: always), then echo
-    fault-reset-before   `times` x a TCP reset before any byte, then echo
-    fault-close-before   `times` x a clean close before any byte, then echo
+    fault-reset-before   `times` x a TCP reset once the whole request was read,
+                         before any byte of the response, then echo (countTokens too)
+    fault-close-before   `times` x a clean close at the same point, then echo (countTokens too)
     fault-reset-mid      first event (or half the body), then a TCP reset
     fault-truncated      first event, then half an event, then a clean end
+    fault-cut            streamed: `events` echo events (default 2: text without a
+                         finishReason), then a clean end; unary: half the body its
+                         Content-Length promises, then a clean close
+    fault-hostile-error  400 whose status and 100 KB message carry terminal escapes,
+                         C1 controls and line breaks
     fault-malformed      a 200 whose JSON does not parse
     fault-empty          a 200 with an empty body
     fault-slow-body      first event (or half the body), then `delay` ms of silence
@@ -52,7 +58,7 @@ The model name picks the behaviour. `~`-separated options follow it:
                          that status, Location: the same method of `echo` on
                          this server, or with port-N on 127.0.0.1:N
 
-Options: times-N, retry-<duration>, size-N, delay-<ms> (between events, or of the
+Options: times-N, retry-<duration>, size-N, events-N, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
 counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
 as responseId: for measuring delivery delay).
@@ -272,6 +278,8 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
                     check_contents(body["contents"], "request.contents")
                 else:
                     check_generate(body["generateContentRequest"], "request.generate_content_request")
+                if name in ("fault-reset-before", "fault-close-before") and count <= int(options.get("times", "1")):
+                    return self.reset() if name == "fault-reset-before" else self.close_quietly()
                 return self.count_tokens(body, count)
             check_generate(body)
         except BadRequest as error:

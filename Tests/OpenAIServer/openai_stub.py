@@ -24,6 +24,14 @@ Retry-After header value):
     fault-stream-error      one good chunk, then data: {"error": {...}}
     fault-stream-error-first  data: {"error": {...}} before any content
     fault-echo-key     400 whose message quotes the bearer token it received
+    fault-cut          streamed: the role chunk and the text, then the connection
+                       closes cleanly: no finish_reason, no [DONE]; unary: half the
+                       body its Content-Length promises, then a clean close
+    fault-no-done      streamed: the whole answer with its finish_reason, no [DONE]
+    fault-reset        `times` x a TCP reset once the request was read, then echo
+    fault-hostile-error  400 whose type and 100 KB message carry terminal escapes,
+                       C1 controls and line breaks
+    fault-hostile-text   a text/plain 503 whose first line carries terminal escapes
     tools              a two-round tool exchange: without a tool output, calls
                        get_weather(city: Paris) (streamed in fragments); with
                        one, checks the call and its output came back (else 400
@@ -34,6 +42,8 @@ GET /v1/models lists "echo". GET /_stats?model=M returns {"count": N}.
 
 import argparse
 import json
+import socket
+import struct
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +51,9 @@ from urllib.parse import parse_qs, urlparse
 
 COUNTS = {}
 LOCK = threading.Lock()
+# An error message no real server sends: terminal escapes (an OSC 52
+# clipboard write, a screen clear, a bell), a forged log line and 100 KB.
+HOSTILE_MESSAGE = "\x1b]52;c;aGk=\x07\x1b[2J\x9b31m" + "A" * 100_000 + "\nhybrid: forged line\r"
 
 
 def envelope(message, kind, code):
@@ -102,6 +115,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(502, b"<html><body><h1>502 Bad Gateway</h1>secret page</body></html>", "text/html")
         if name == "fault-text-503":
             return self.send(503, b"upstream unavailable\nmore detail\n", "text/plain; charset=utf-8")
+        if name == "fault-reset" and count <= int(options.get("times", "1")):
+            return self.reset()
+        if name == "fault-hostile-error":
+            return self.send(400, envelope(HOSTILE_MESSAGE, "invalid_request_error\x1b[8m", "hostile\x07"))
+        if name == "fault-hostile-text":
+            return self.send(503, b"\x1b[2Jupstream \x1b]8;;http://x\x07down\x1b]8;;\x07\nmore\n",
+                             "text/plain; charset=utf-8")
         if name == "fault-400":
             return self.send(400, envelope("max_tokens is too large", "invalid_request_error", "invalid_value"))
         if name == "tools":
@@ -114,6 +134,17 @@ class Handler(BaseHTTPRequestHandler):
                 return self.stream(model, [{"role": "assistant", "content": "It is sunny "}, {"content": "in Paris."}],
                                    "stop")
         self.answer(model, name, body)
+
+    def reset(self):
+        """Ends the connection with a TCP reset (SO_LINGER 0, then close)."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        for stream in (self.rfile, self.wfile):
+            try:
+                stream.close()
+            except (ValueError, OSError):
+                pass
+        self.connection.close()
 
     def call_weather(self, model, body):
         call = {"id": "call_w1", "type": "function",
@@ -152,11 +183,23 @@ class Handler(BaseHTTPRequestHandler):
         text = "It is sunny in Paris." if name == "tools" else "echo: " + last
         usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
         if not body.get("stream"):
-            return self.send(200, json.dumps({
+            whole = json.dumps({
                 "id": "chatcmpl-1", "object": "chat.completion", "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                              "finish_reason": "stop"}],
-                "usage": usage}).encode())
+                "usage": usage}).encode()
+            if name != "fault-cut":
+                return self.send(200, whole)
+            # Half of what the Content-Length promises, then a clean close (FIN).
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(whole)))
+            self.end_headers()
+            self.wfile.write(whole[: len(whole) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
@@ -183,7 +226,11 @@ class Handler(BaseHTTPRequestHandler):
             event(json.loads(envelope("the slot was cancelled", "server_error", 500)))
             return
         event(chunk({"content": last}))
+        if name == "fault-cut":
+            return
         event(chunk({}, "stop"))
+        if name == "fault-no-done":
+            return
         if (body.get("stream_options") or {}).get("include_usage"):
             event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage})
         event("[DONE]")

@@ -26,10 +26,13 @@ struct CloudCall: Sendable {
   let apiError: @Sendable (ResponseHead, Data) -> HybridInferenceError
 
   /// The attempts of one call, which share one deadline.
-  func retryLoop(log: LogHandler) -> RetryLoop {
+  /// - Parameter isIdempotent: Whether the call may be sent again after it
+  ///   could have reached the server (`RetryLoop.isIdempotent`); false, the
+  ///   default, for every generation.
+  func retryLoop(log: LogHandler, isIdempotent: Bool = false) -> RetryLoop {
     RetryLoop(
       policy: options.retryPolicy, deadline: ContinuousClock.now + options.timeout,
-      modelName: modelName, log: log)
+      modelName: modelName, log: log, isIdempotent: isIdempotent)
   }
 
   /// One unary exchange: the body of a 2xx response, or the typed error.
@@ -175,11 +178,12 @@ struct CloudCall: Sendable {
     @unknown default:
       return "decoding failed"
     }
-    let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+    // Keys of a JSON object are the server's text; the path is bounded and inert.
+    let path = ServerText.inert(context.codingPath.map(\.stringValue).joined(separator: "."), limit: 512)
     let what: String
     switch error {
     case .dataCorrupted: what = "not valid JSON or corrupt value"
-    case .keyNotFound(let key, _): what = "missing \(key.stringValue)"
+    case .keyNotFound(let key, _): what = "missing \(ServerText.inert(key.stringValue, limit: 256))"
     case .typeMismatch(let type, _): what = "expected \(type)"
     case .valueNotFound(let type, _): what = "null where \(type) was expected"
     @unknown default: what = "decoding failed"

@@ -34,24 +34,37 @@ enum CloudErrorMapping {
     status: Int, contentType: String?, body: Data, apiKey: APIKey?
   ) -> HybridInferenceError {
     if let envelope = envelope(in: body) {
-      var error = envelope.cloudAPIError(httpStatus: status)
-      if let apiKey { error.message = apiKey.redact(error.message) }
-      return .cloudAPI(error)
+      return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: status), redacting: apiKey))
     }
     let kind = contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
     let message =
       "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
       + "non-JSON body of \(body.count) bytes (\(kind))"
-    return .cloudAPI(CloudAPIError(httpStatus: status, message: message))
+    return .cloudAPI(inert(CloudAPIError(httpStatus: status, message: message), redacting: apiKey))
   }
 
   /// The error of a mid-stream `{"error": ...}` object, or nil when `json`
   /// is not one. The HTTP status of such an error is the one in the body.
   static func streamError(_ json: Data, apiKey: APIKey?) -> HybridInferenceError? {
     guard let envelope = envelope(in: json) else { return nil }
-    var error = envelope.cloudAPIError(httpStatus: envelope.error.code ?? 500)
-    if let apiKey { error.message = apiKey.redact(error.message) }
-    return .cloudAPI(error)
+    return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: envelope.error.code ?? 500), redacting: apiKey))
+  }
+
+  /// `error` as it may travel, for every backend: the key redacted from each
+  /// text the server wrote, then each text cut and its control characters
+  /// escaped (`ServerText`): the message to 4 KiB, Google's status, the
+  /// reason and each quota id to 256 bytes, at most 64 quota ids. Redacted
+  /// first, so that a key the cut falls inside cannot leave part of itself.
+  static func inert(_ error: CloudAPIError, redacting apiKey: APIKey?) -> CloudAPIError {
+    func clean(_ text: String, limit: Int = 256) -> String {
+      ServerText.inert(apiKey.map { $0.redact(text) } ?? text, limit: limit)
+    }
+    var error = error
+    error.message = clean(error.message, limit: ServerText.maximumBytes)
+    error.status = error.status.map { clean($0) }
+    error.reason = error.reason.map { clean($0) }
+    error.quotaIds = error.quotaIds.prefix(64).map { clean($0) }
+    return error
   }
 
   /// Google's error object in `body`: bare (`{"error": ...}`), in the JSON

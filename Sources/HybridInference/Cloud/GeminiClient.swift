@@ -51,7 +51,8 @@ struct GeminiClient: Sendable {
   func countTokens(_ body: CountTokensRequest, log: LogHandler) async throws -> Int {
     let request = try endpoint.request(
       .countTokens, body: body, apiKey: try key(), timeout: options.timeout)
-    let loop = call.retryLoop(log: log)
+    // Counting runs nothing and costs nothing: safe to send again.
+    let loop = call.retryLoop(log: log, isIdempotent: true)
     return try await loop.run { _ in
       let data = try await call.unary(request, deadline: loop.deadline)
       return try CloudCall.decode(CountTokensResponse.self, from: data).totalTokens

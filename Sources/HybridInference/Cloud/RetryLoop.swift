@@ -10,6 +10,11 @@ struct RetryLoop: Sendable {
   let deadline: ContinuousClock.Instant
   let modelName: String
   let log: LogHandler
+  /// Whether the call may be sent again once it could have reached the
+  /// server: true for the ones that cost nothing and change nothing
+  /// (`:countTokens`, `GET /models`), false for a generation, which the
+  /// server may have run (and billed) before the connection went.
+  let isIdempotent: Bool
 
   /// Whether and how soon a failed attempt may be tried again.
   enum Decision: Equatable {
@@ -29,7 +34,8 @@ struct RetryLoop: Sendable {
       } catch let failure as DeliveredStreamFailure {
         throw failure.error
       } catch {
-        guard number < policy.maxAttempts, case .retry(let minimum) = Self.decision(for: error)
+        guard number < policy.maxAttempts,
+          case .retry(let minimum) = Self.decision(for: error, isIdempotent: isIdempotent)
         else { throw error }
         let wait = policy.delay(
           beforeRetry: number, fraction: Double.random(in: 0...1), serverMinimum: minimum)
@@ -45,12 +51,20 @@ struct RetryLoop: Sendable {
     }
   }
 
-  /// Retryable: 408, 429 (unless the quota is per day), 500, 502, 503, 504,
-  /// and a connection that was reset or closed before the response was
-  /// complete (before the request went out, or after). An unreachable host
-  /// is not retried: a prefer-cloud hybrid should fall back at once rather
-  /// than wait. Nor is a timeout: the call's time is spent.
-  static func decision(for error: any Error) -> Decision {
+  /// Retryable: 408, 429 (unless the quota is per day), 500, 502, 503, 504
+  /// (the server answered, and did not run the request), and a connection
+  /// reset or closed before any of the request's body went out (`.offline`
+  /// with `networkConnectionLost` or `badServerResponse`: nothing the server
+  /// could act on reached it).
+  ///
+  /// A connection lost once the body was on its way (`.connectionLost`) is
+  /// retried only for an idempotent call: the server may have read the whole
+  /// request and run it, so a generation sent again could be run, and
+  /// billed, twice. An unreachable host is not retried either: a prefer-cloud
+  /// hybrid should fall back at once rather than wait. Nor is a timeout (the
+  /// call's time is spent) or a truncated answer (`.responseTruncated`: the
+  /// server ran the request).
+  static func decision(for error: any Error, isIdempotent: Bool) -> Decision {
     guard let error = error as? HybridInferenceError else { return .never }
     switch error {
     case .cloudAPI(let apiError):
@@ -63,7 +77,7 @@ struct RetryLoop: Sendable {
       return urlError.code == .networkConnectionLost || urlError.code == .badServerResponse
         ? .retry(serverMinimum: nil) : .never
     case .connectionLost:
-      return .retry(serverMinimum: nil)
+      return isIdempotent ? .retry(serverMinimum: nil) : .never
     default:
       return .never
     }

@@ -1,10 +1,16 @@
 /// How the cloud model retries transient failures.
 ///
-/// Retried: HTTP 408, 429, 500, 502, 503 and 504, and a connection reset
-/// before any byte of the response. Never retried: any other status, a 429
-/// whose quota is per day (waiting minutes will not help), a stream that has
-/// already delivered content, an unreachable host (the prefer-cloud hybrid
-/// should fall back at once instead).
+/// Retried: HTTP 408, 429, 500, 502, 503 and 504 (the server answered and
+/// did not run the request), and a connection reset or closed before any of
+/// the request's body went out (nothing reached the server). A connection
+/// lost after that (`HybridInferenceError.connectionLost`) is retried only
+/// for `countTokens`, which runs nothing: the server may have read the whole
+/// request and started generating, so a generation, unary or streamed, is
+/// never sent twice and cannot be billed twice. Never retried: any other
+/// status, a 429 whose quota is per day (waiting minutes will not help), a
+/// stream that has already delivered content, an answer cut short
+/// (`.responseTruncated`), a timeout, an unreachable host (the prefer-cloud
+/// hybrid should fall back at once instead).
 ///
 /// Waits grow exponentially with full jitter (a random wait between zero and
 /// `baseDelay * 2^(retry - 1)`, capped at `maxDelay`), which spreads out

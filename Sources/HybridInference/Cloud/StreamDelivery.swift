@@ -38,9 +38,18 @@ struct StreamDelivery {
     deliveredContent = true
   }
 
-  /// The stream ended well: checks that it said something, and passes on
-  /// what was held back.
-  mutating func finish() throws {
+  /// The body ended cleanly: checks that the stream said something and came
+  /// to its end, and passes on what was held back.
+  ///
+  /// A stream comes to its end when every candidate has a finish reason, or
+  /// when the protocol's own end marker arrived (`data: [DONE]` for an
+  /// OpenAI-compatible server; Gemini has none). Without either, something
+  /// between here and the server (a proxy, a load balancer) closed it early
+  /// at an event boundary: `.responseTruncated`, with what arrived, rather
+  /// than a cut answer passed off as a whole one. An answer with nothing in
+  /// it at all is `.malformedResponse` first (the empty-answer rule).
+  /// - Parameter sawEndMarker: Whether the protocol's end marker arrived.
+  mutating func finish(sawEndMarker: Bool = false) throws {
     guard eventCount > 0, let accumulated = accumulator.response else {
       throw HybridInferenceError.malformedResponse("the stream ended without an event")
     }
@@ -51,6 +60,9 @@ struct StreamDelivery {
       throw HybridInferenceError.malformedResponse("the stream ended without a candidate")
     }
     try ResponseChecks.checkNotEmpty(accumulated)
+    if !sawEndMarker, accumulated.candidates.contains(where: { $0.finishReason == nil }) {
+      throw HybridInferenceError.responseTruncated(response: accumulated)
+    }
     for held in heldBack { continuation.yield(held) }
     heldBack.removeAll()
   }

@@ -5,7 +5,8 @@ public struct CloudAPIError: Sendable, Hashable, CustomStringConvertible {
   /// Google's status name (`"INVALID_ARGUMENT"`, `"RESOURCE_EXHAUSTED"`); nil
   /// when the body was not Google's JSON (an HTML proxy page).
   public var status: String?
-  /// The server's message.
+  /// The server's message: at most 4 KiB, with its control characters
+  /// escaped, when the library read it from a response.
   public var message: String
   /// How long the server asked to wait before retrying (`RetryInfo.retryDelay`).
   public var retryDelay: Duration?
@@ -28,10 +29,15 @@ public struct CloudAPIError: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The error as one line: status, Google status, message and retry delay.
+  ///
+  /// The server's texts in it are cut (the message to 4 KiB) and their
+  /// control characters escaped (`\n`, `\u{1B}`), so the line is safe to log
+  /// or print to a terminal whatever the server wrote. An error the library
+  /// made is already so; one an app builds is made so here.
   public var description: String {
     var text = "cloud API error \(httpStatus)"
-    if let status { text += " \(status)" }
-    if !message.isEmpty { text += ": \(message)" }
+    if let status { text += " \(ServerText.inert(status, limit: 256))" }
+    if !message.isEmpty { text += ": \(ServerText.inert(message))" }
     if let retryDelay { text += " (retry after \(retryDelay))" }
     return text
   }

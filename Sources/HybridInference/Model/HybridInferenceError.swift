@@ -28,8 +28,8 @@ public enum HybridInferenceError: Error, Sendable {
   case timedOut(Duration)
   /// The connection was made and the request sent, then the connection was
   /// reset or closed before the response was complete. The server was
-  /// reached, so this is not `offline`; it is retried while nothing was
-  /// delivered, like a 503.
+  /// reached, so this is not `offline`; the server may have run the request,
+  /// so a generation is not retried (`countTokens` is).
   case connectionLost(URLError)
   /// The server redirected to another origin (scheme, host and port; both are
   /// attached, without paths or credentials). The redirect was refused, so
@@ -46,6 +46,12 @@ public enum HybridInferenceError: Error, Sendable {
   case promptBlocked(reason: PromptFeedback.BlockReason?, response: GenerateContentResponse)
   /// The answer was withheld or cut for a policy reason (SAFETY, RECITATION, ...).
   case responseStopped(reason: FinishReason, response: GenerateContentResponse)
+  /// A stream ended cleanly before its answer did: a Gemini candidate with
+  /// no finish reason, or an OpenAI-compatible stream with neither
+  /// `data: [DONE]` nor a finish reason (a proxy or load balancer closed it
+  /// early). `response` holds what arrived. The server was reached and ran
+  /// the request, so this is not `offline` and is not retried.
+  case responseTruncated(response: GenerateContentResponse)
   /// The server's reply could not be understood.
   case malformedResponse(String)
   /// A response body or a single stream event was longer than its limit
@@ -86,8 +92,12 @@ public enum HybridInferenceError: Error, Sendable {
 }
 
 extension HybridInferenceError: CustomStringConvertible, LocalizedError {
-  /// The error as one line of text, safe to log: no API key, no full URL.
-  public var description: String {
+  /// The error as one line of text, safe to log: no API key, no full URL,
+  /// and what a server or model wrote bounded and inert (control characters
+  /// escaped, `ServerText`).
+  public var description: String { ServerText.inert(unboundedDescription, limit: 4 * ServerText.maximumBytes) }
+
+  private var unboundedDescription: String {
     switch self {
     case .unavailable(let model, let reason):
       "\(model) is unavailable: \(reason)"
@@ -112,6 +122,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
         + (response.promptFeedback?.blockReasonMessage.map { ": \($0)" } ?? "") + ")"
     case .responseStopped(let reason, _):
       "the response was stopped (\(reason.rawValue))"
+    case .responseTruncated:
+      "the response stream ended before the answer was complete (no finish reason)"
     case .malformedResponse(let why):
       "malformed response: \(why)"
     case .responseTooLarge(let limit):

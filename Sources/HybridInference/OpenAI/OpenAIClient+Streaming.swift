@@ -44,7 +44,7 @@ private struct OpenAIStreamAttempt: CloudStreamAttempt {
     if let calls = toolCalls.response(modelVersion: lastModelVersion ?? client.modelName) {
       try delivery.deliver(calls)
     }
-    try delivery.finish()
+    try delivery.finish(sawEndMarker: sawDone)
   }
 
   private mutating func handle(_ event: SSEEvent) throws {

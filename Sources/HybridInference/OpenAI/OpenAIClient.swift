@@ -65,7 +65,7 @@ struct OpenAIClient: Sendable {
   func models(log: LogHandler) async throws -> [String] {
     let request = try endpoint.request(
       "models", body: String?.none, apiKey: apiKey, streaming: false, timeout: call.options.timeout)
-    let loop = call.retryLoop(log: log)
+    let loop = call.retryLoop(log: log, isIdempotent: true)
     return try await loop.run { _ in
       let data = try await call.unary(request, deadline: loop.deadline)
       return try CloudCall.decode(ModelList.self, from: data).data.map(\.id)

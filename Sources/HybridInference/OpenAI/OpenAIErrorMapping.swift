@@ -25,25 +25,25 @@ enum OpenAIErrorMapping {
     let retryDelay = head.retryAfter.flatMap { retryAfter($0) }
     if var error = envelope(in: body, httpStatus: status) {
       error.retryDelay = retryDelay
-      if let apiKey { error.message = apiKey.redact(error.message) }
-      return .cloudAPI(error)
+      return .cloudAPI(CloudErrorMapping.inert(error, redacting: apiKey))
     }
     let kind = head.contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
     var message =
       "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
       + "non-JSON body of \(body.count) bytes (\(kind))"
-    if kind.lowercased() == "text/plain", let line = firstLine(of: body) {
-      message = apiKey.map { $0.redact(line) } ?? line
+    if kind.lowercased() == "text/plain", let line = firstLine(of: body, apiKey: apiKey) {
+      message = line
     }
-    return .cloudAPI(CloudAPIError(httpStatus: status, message: message, retryDelay: retryDelay))
+    return .cloudAPI(
+      CloudErrorMapping.inert(
+        CloudAPIError(httpStatus: status, message: message, retryDelay: retryDelay), redacting: apiKey))
   }
 
   /// The error of a mid-stream `{"error": ...}` event, or nil when `json` is
   /// not one. Its status is the number in the body's `code`, else 500.
   static func streamError(_ json: Data, apiKey: APIKey?) -> HybridInferenceError? {
-    guard var error = envelope(in: json, httpStatus: nil) else { return nil }
-    if let apiKey { error.message = apiKey.redact(error.message) }
-    return .cloudAPI(error)
+    guard let error = envelope(in: json, httpStatus: nil) else { return nil }
+    return .cloudAPI(CloudErrorMapping.inert(error, redacting: apiKey))
   }
 
   /// The error described by `body`, or nil when it is not an error envelope.
@@ -92,13 +92,20 @@ enum OpenAIErrorMapping {
     return .milliseconds(Int64((seconds * 1000).rounded(.up)))
   }
 
-  /// The first non-empty line of a text body, at most 200 characters.
-  private static func firstLine(of body: Data) -> String? {
-    let text = String(decoding: body.prefix(4096), as: UTF8.self)
-    guard
-      let line = text.split(whereSeparator: \.isNewline).lazy
-        .map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { !$0.isEmpty })
-    else { return nil }
-    return line.count > 200 ? String(line.prefix(200)) + "…" : line
+  /// The first non-empty line of a text body, at most 200 characters, with
+  /// the key redacted before anything is cut: a cut through the key would
+  /// leave part of it unrecognised. (The body is bounded by
+  /// `RequestOptions.maximumResponseBytes`.)
+  private static func firstLine(of body: Data, apiKey: APIKey?) -> String? {
+    let whole = String(decoding: body, as: UTF8.self)
+    let text = apiKey.map { $0.redact(whole) } ?? whole
+    var rest = text[...]
+    while !rest.isEmpty {
+      let end = rest.firstIndex(where: \.isNewline) ?? rest.endIndex
+      let line = rest[..<end].trimmingCharacters(in: .whitespaces)
+      if !line.isEmpty { return line.count > 200 ? String(line.prefix(200)) + "…" : line }
+      rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+    }
+    return nil
   }
 }

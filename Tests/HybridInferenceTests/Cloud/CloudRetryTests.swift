@@ -65,18 +65,37 @@ final class CloudRetryTests: CloudTestCase {
     XCTAssertEqual(count, 1)
   }
 
-  func testConnectionResetOrCloseBeforeAnyByte_isRetried() async throws {
+  func testResetOrCloseAfterTheRequestWasRead_isNotRetriedForAGeneration() async throws {
+    // The server has read the whole request when it drops the connection:
+    // it may be generating (and billing) already, so the client must not
+    // send the request again, unary or streamed. The server counts what it saw.
     for fault in ["fault-reset-before", "fault-close-before"] {
       let name = "\(fault)~times-2~\(uniqueID())"
-      let response = try await session(name).respond(to: "again")
-      XCTAssertEqual(response.content, "echo: again", fault)
+      let error = await captureError { try await self.session(name).respond(to: "again") }
+      guard case .connectionLost? = error as? HybridInferenceError else {
+        XCTFail("\(fault): expected .connectionLost, got \(String(describing: error))")
+        continue
+      }
       let count = try await server.requestCount(name)
-      XCTAssertEqual(count, 3, fault)
+      XCTAssertEqual(count, 1, "\(fault): one generation request, never a second")
     }
     let streamed = "fault-reset-before~\(uniqueID())"
     let result = await collectSnapshots(session(streamed).streamResponse(to: "again"))
-    XCTAssertNil(result.error)
-    XCTAssertEqual(result.snapshots.last?.content, "echo: again")
+    XCTAssertTrue(result.snapshots.isEmpty)
+    XCTAssertEqual(connectionLostError(result.error)?.code, .networkConnectionLost)
+    let streamedCount = try await server.requestCount(streamed)
+    XCTAssertEqual(streamedCount, 1, "a stream that delivered nothing is not sent twice either")
+  }
+
+  func testResetAfterTheRequestWasRead_isRetriedForCountTokens() async throws {
+    // Counting runs nothing and costs nothing: sending it again is safe.
+    for fault in ["fault-reset-before", "fault-close-before"] {
+      let name = "\(fault)~times-2~\(uniqueID())"
+      let tokens = try await server.model(name).countTokens("one two three")
+      XCTAssertEqual(tokens, 3, fault)
+      let count = try await server.requestCount(name)
+      XCTAssertEqual(count, 3, "\(fault): two resets, then the answer")
+    }
   }
 
   func testRetryPolicyNone_reportsTheFirstFailure() async throws {

@@ -43,12 +43,12 @@ final class CloudStreamingTests: CloudTestCase {
     XCTAssertEqual(count, 1, "never retried after text")
   }
 
-  func testResetMidBody_unary_isRetriedSinceNothingWasDelivered() async throws {
+  func testResetMidBody_unary_isNotRetried_theGenerationMayHaveRun() async throws {
     let name = "fault-reset-mid~\(uniqueID())"
     let error = await captureError { try await self.session(name).respond(to: "hello") }
     XCTAssertEqual(connectionLostError(error)?.code, .networkConnectionLost)
     let count = try await server.requestCount(name)
-    XCTAssertEqual(count, 3)
+    XCTAssertEqual(count, 1, "the server answered half: it ran the request, which must not run twice")
   }
 
   func testResetBeforeText_afterTheRequestWasSent_isConnectionLost() async throws {

@@ -76,19 +76,27 @@ final class CloudWireTests: XCTestCase {
     func api(_ status: Int, quota: [String] = []) -> HybridInferenceError {
       .cloudAPI(CloudAPIError(httpStatus: status, message: "", quotaIds: quota))
     }
+    func decision(_ error: any Error, idempotent: Bool = false) -> RetryLoop.Decision {
+      RetryLoop.decision(for: error, isIdempotent: idempotent)
+    }
     for status in [408, 429, 500, 502, 503, 504] {
-      XCTAssertNotEqual(RetryLoop.decision(for: api(status)), .never, "\(status)")
+      XCTAssertNotEqual(decision(api(status)), .never, "\(status)")
     }
     for status in [400, 401, 403, 404, 409, 501] {
-      XCTAssertEqual(RetryLoop.decision(for: api(status)), .never, "\(status)")
+      XCTAssertEqual(decision(api(status)), .never, "\(status)")
     }
-    XCTAssertEqual(RetryLoop.decision(for: api(429, quota: ["GenerateRequestsPerDayPerProjectPerModel"])), .never)
-    XCTAssertNotEqual(RetryLoop.decision(for: HybridInferenceError.offline(URLError(.networkConnectionLost))), .never)
-    XCTAssertEqual(RetryLoop.decision(for: HybridInferenceError.offline(URLError(.cannotConnectToHost))), .never)
-    XCTAssertNotEqual(
-      RetryLoop.decision(for: HybridInferenceError.connectionLost(URLError(.networkConnectionLost))), .never)
-    XCTAssertEqual(RetryLoop.decision(for: HybridInferenceError.timedOut(.seconds(1))), .never)
-    XCTAssertEqual(RetryLoop.decision(for: CancellationError()), .never)
+    XCTAssertEqual(decision(api(429, quota: ["GenerateRequestsPerDayPerProjectPerModel"])), .never)
+    // Before the body went out: nothing reached the server, any call goes again.
+    XCTAssertNotEqual(decision(HybridInferenceError.offline(URLError(.networkConnectionLost))), .never)
+    XCTAssertEqual(decision(HybridInferenceError.offline(URLError(.cannotConnectToHost))), .never)
+    // After: a generation may have run (and been billed); only counting goes again.
+    let lost = HybridInferenceError.connectionLost(URLError(.networkConnectionLost))
+    XCTAssertEqual(decision(lost), .never)
+    XCTAssertNotEqual(decision(lost, idempotent: true), .never)
+    let truncated = HybridInferenceError.responseTruncated(response: GenerateContentResponse(modelVersion: "m"))
+    XCTAssertEqual(decision(truncated, idempotent: true), .never)
+    XCTAssertEqual(decision(HybridInferenceError.timedOut(.seconds(1))), .never)
+    XCTAssertEqual(decision(CancellationError()), .never)
   }
 
   func testBackoff_isFullJitterUnderAGrowingCap_andNeverBelowTheServersDelay() {
