@@ -19,7 +19,7 @@ struct Answerer: Sendable {
     var firstText: Duration?
     if options.noStream {
       response = try await session.respond(to: prompt, options: options.generationOptions)
-      if !options.json { terminal.write(Self.endingWithNewline(response.content)) }
+      if !options.json { terminal.writeAnswer(Self.endingWithNewline(response.content)) }
     } else {
       var printedBytes = 0
       var last: ResponseStream.Snapshot?
@@ -29,7 +29,7 @@ struct Answerer: Sendable {
           if !options.json {
             let new = snapshot.content.utf8.dropFirst(printedBytes)
             if !new.isEmpty {
-              terminal.write(String(decoding: new, as: UTF8.self))
+              terminal.writeAnswer(String(decoding: new, as: UTF8.self))
               printedBytes += new.count
             }
           }

@@ -1,4 +1,5 @@
 import Foundation
+import HybridChatCore
 
 /// The process's standard streams, and whether they are terminals.
 ///
@@ -11,9 +12,16 @@ struct Terminal: Sendable {
   /// Whether stderr is a terminal: the progress bar is drawn only there.
   let stderrIsTerminal = isatty(STDERR_FILENO) == 1
 
-  /// Writes `text` to stdout as is.
+  /// Writes `text` to stdout as is: for the command's own text.
   func write(_ text: String) {
     try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+  }
+
+  /// Writes a model's text to stdout with its control characters, other
+  /// than line feed and tab, made visible (`TerminalText`): an answer must
+  /// not be able to drive the terminal.
+  func writeAnswer(_ text: some StringProtocol) {
+    write(TerminalText.neutralized(text))
   }
 
   /// Writes `text` to stderr as is (no newline added).
@@ -21,9 +29,10 @@ struct Terminal: Sendable {
     try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
   }
 
-  /// Writes one line to stderr.
+  /// Writes one line to stderr, control characters made visible: its text
+  /// often quotes a server (an error, a model name, a fallback's reason).
   func errorLine(_ line: String) {
-    writeError(line + "\n")
+    writeError(TerminalText.neutralized(line) + "\n")
   }
 
   /// Reads one line from stdin, nil at end of input.

@@ -63,12 +63,13 @@ public struct ResponseSummary: Sendable {
 
   /// One JSON object on one line (JSON Lines), keys sorted. Every key is
   /// always present, `null` when it has no value, so a consumer can index
-  /// without checking.
+  /// without checking. Every control character is a JSON escape
+  /// (`TerminalText.json`), so the line is safe on a terminal too.
   public func jsonLine() throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     let data = try encoder.encode(JSONShape(self))
-    return String(decoding: data, as: UTF8.self)
+    return TerminalText.json(String(decoding: data, as: UTF8.self))
   }
 }
 
