@@ -24,6 +24,7 @@ Retry-After header value):
     fault-stream-error      one good chunk, then data: {"error": {...}}
     fault-stream-error-first  data: {"error": {...}} before any content
     fault-echo-key     400 whose message quotes the bearer token it received
+    fault-echo-key-text  a text/plain 400 quoting the token 190 characters in
     fault-cut          streamed: the role chunk and the text, then the connection
                        closes cleanly: no finish_reason, no [DONE]; unary: half the
                        body its Content-Length promises, then a clean close
@@ -102,6 +103,9 @@ class Handler(BaseHTTPRequestHandler):
             count = COUNTS[model]
         if name == "fault-echo-key":
             return self.send(400, envelope("bad key: " + auth[len("Bearer "):], "invalid_request_error", "invalid_api_key"))
+        if name == "fault-echo-key-text":
+            # The token 190 characters in: a cut at 200 would fall inside it.
+            return self.send(400, ("x" * 190 + auth[len("Bearer "):] + " rest\n").encode(), "text/plain")
         if self.api_key is not None and auth != "Bearer " + self.api_key:
             return self.send(401, envelope("Incorrect API key provided", "invalid_request_error", "invalid_api_key"))
         times = int(options.get("times", "1000000"))

@@ -74,6 +74,21 @@ final class OpenAIStreamEndTests: XCTestCase {
     XCTAssertEqual(streamedCount, 1)
   }
 
+  func testKeyQuotedWhereTheTextBodyIsCut_isRedactedWhole() async throws {
+    // The 200-character cut of a text/plain line falls inside the key; it is
+    // redacted before the cut, so not even its first characters remain.
+    let key = "sk-test-SECRET-0123456789"
+    let model = OpenAICompatibleModel(
+      name: "fault-echo-key-text", baseURL: stub.openAIBaseURL, apiKey: key, requestOptions: .fastTests,
+      logHandler: .silent)
+    let error = await captureError {
+      try await model.respond(to: ModelRequest(transcript: Transcript(entries: [.prompt("x")])))
+    }
+    let message = try XCTUnwrap(cloudAPIError(error)?.message)
+    XCTAssertTrue(message.hasPrefix(String(repeating: "x", count: 190) + "<redacted>"), message)
+    XCTAssertFalse(message.contains("sk-test"), message)
+  }
+
   func testHostileErrorBodies_areCutAndInert() async throws {
     let envelope = await captureError { try await self.session("fault-hostile-error").respond(to: "x") }
     let apiError = try XCTUnwrap(cloudAPIError(envelope))
