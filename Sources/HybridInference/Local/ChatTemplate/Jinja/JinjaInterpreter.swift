@@ -106,8 +106,8 @@ struct JinjaInterpreter {
     }
     let count = items.count
     for (index, item) in items.enumerated() {
+      // The loop's scope and `loop` dict live for one iteration: counted as one, not as bytes kept.
       try budget.iterate(line)
-      try budget.allocate(elements: 12, line)
       let body = JinjaScope(parent: scope)
       try assign(loop.target, item, scope: body, line: line)
       var info = JinjaDict()
