@@ -56,10 +56,10 @@ final class JinjaBudget {
     init(inputBytes: Int, items: Int) {
       let bytes = min(max(0, inputBytes), 1 << 40)
       let items = min(max(0, items), 1 << 30)
-      steps = 1_000_000 + 30_000 * items + bytes / 4
+      steps = 500_000 + 20_000 * items + bytes / 4
       outputBytes = 4 << 20 + 4_096 * items + 4 * bytes
       allocatedBytes = 32 << 20 + 65_536 * items + 16 * bytes
-      loopIterations = 100_000 + 2_000 * items
+      loopIterations = 50_000 + 2_000 * items
       depth = 400
       macroDepth = 64
       valueDepth = 128
@@ -109,8 +109,13 @@ final class JinjaBudget {
   @inline(__always)
   func step(_ line: Int) throws(JinjaError) {
     steps &+= 1
-    if steps > limits.steps || failure != nil || steps & 1023 == 0 { try checkSlow(line) }
+    if steps >= nextCheck { try checkSlow(line) }
   }
+
+  /// The step count at which `step` next looks at the limits and the
+  /// cancellation flag: every 1,024 steps, at the limit, and at once after a
+  /// failure is recorded (bulk charges move `steps` past it too).
+  private var nextCheck = 1_024
 
   private func checkSlow(_ line: Int) throws(JinjaError) {
     if let failure { throw failure }
@@ -118,8 +123,10 @@ final class JinjaBudget {
     if cancellation?.isCancelled == true {
       let error = JinjaError(kind: .cancelled, message: "the request was cancelled", line: line)
       failure = error
+      nextCheck = 0
       throw error
     }
+    nextCheck = min(steps.addingClamped(1_024), limits.steps.addingClamped(1))
   }
 
   /// Throws the recorded failure (for a helper whose `spend` returned false).
@@ -137,6 +144,7 @@ final class JinjaBudget {
     if let failure { return failure }
     let error = JinjaError(kind: .limit, message: "the template exceeds its budget: \(message)", line: line)
     failure = error
+    nextCheck = 0
     return error
   }
 
@@ -161,7 +169,8 @@ final class JinjaBudget {
   @discardableResult
   func spend(allocating bytes: Int) -> Bool {
     allocated = allocated.addingClamped(bytes)
-    steps = steps.addingClamped(bytes >> 6)
+    // Copying is a step per 256 bytes (a search, above, per 64).
+    steps = steps.addingClamped(bytes >> 8)
     if allocated > limits.allocatedBytes { _ = fail("more than \(limits.allocatedBytes) bytes allocated", 0) }
     return failure == nil
   }

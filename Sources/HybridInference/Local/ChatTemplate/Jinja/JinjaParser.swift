@@ -19,12 +19,19 @@ struct JinjaParser {
   static let maximumDepth = 100
   /// The longest tag of the reference templates has under 100.
   static let maximumOperators = 2_000
+  /// The largest reference template is 16.7 KB (gpt-oss): 30 times that.
+  /// Lexing and parsing are linear, so this bounds their time too.
+  static let maximumSourceBytes = 512 << 10
 
   init(tokens: [JinjaToken]) {
     self.tokens = tokens
   }
 
   static func parse(_ source: String) throws(JinjaError) -> [JinjaNode] {
+    guard source.utf8.count <= maximumSourceBytes else {
+      throw JinjaError(
+        kind: .limit, message: "the template is \(source.utf8.count) bytes, over \(maximumSourceBytes)", line: 0)
+    }
     var parser = JinjaParser(tokens: try JinjaLexer.tokenize(source))
     let (nodes, end) = try parser.parseBody(until: [])
     if let end { throw parser.error("unexpected '\(end)'") }

@@ -22,7 +22,7 @@ extension JinjaValue {
     return out
   }
 
-  /// `str(value)` outside a render (tests, tool call ids): bounded by a default budget.
+  /// `str(value)` outside a render (the tests read their fixtures with it), within a default budget.
   var pythonString: String { pythonString(JinjaBudget(JinjaBudget.Limits(inputBytes: 0, items: 0))) }
 
   private func writeRepr(into out: inout String, _ budget: JinjaBudget, _ visiting: inout Set<ObjectIdentifier>) {
