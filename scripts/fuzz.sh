@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in Fuzz/ and runs each on its corpus (issue 9, point 7).
+# Builds the libFuzzer targets in Fuzz/ and runs each on its corpus (issue 9, point 7;
+# issue 19, point 6 added template, schema and json).
 #
 #   scripts/fuzz.sh                       build, then run every target FUZZ_SECONDS (default 60) at once
 #   FUZZ_SECONDS=600 scripts/fuzz.sh      the long run
-#   FUZZ_TARGETS="sse" scripts/fuzz.sh    some of: sse response gguf
+#   FUZZ_TARGETS="sse" scripts/fuzz.sh    some of: sse response gguf template schema json
 #   FUZZ_MERGE=1 scripts/fuzz.sh          after the run, minimise each corpus into Fuzz/corpus/<target>
 #
 # Each target is the library's sources compiled as one module with
@@ -18,7 +19,10 @@ cd "$(dirname "$0")/.."
 . scripts/common.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf"}
+FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json"}
+# An input that takes longer than this is a finding (libFuzzer's own default is 20 minutes):
+# the chat template budget stops any template well under a second.
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-30}
 OUT=.build/fuzz
 mkdir -p "$OUT"
 # Swift's own backtracer reads the stack in a way ASan reports as an
@@ -30,6 +34,9 @@ entry() {
     sse) echo Fuzz/FuzzSSE.swift ;;
     response) echo Fuzz/FuzzResponse.swift ;;
     gguf) echo Fuzz/FuzzGGUF.swift ;;
+    template) echo Fuzz/FuzzTemplate.swift ;;
+    schema) echo Fuzz/FuzzSchema.swift ;;
+    json) echo Fuzz/FuzzJSONPrefix.swift ;;
     *) echo "unknown fuzz target $1" >&2; exit 2 ;;
   esac
 }
@@ -65,7 +72,7 @@ for target in $FUZZ_TARGETS; do
   mkdir -p "$OUT/$target/new" "Fuzz/corpus/$target"
   hi_log "fuzz: $target for ${FUZZ_SECONDS}s"
   (cd "$OUT/$target" && exec nice -n 19 "../fuzz-$target" -max_total_time="$FUZZ_SECONDS" \
-    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix=./ \
+    -rss_limit_mb=2048 -max_len=65536 -timeout="$FUZZ_TIMEOUT" -print_final_stats=1 -artifact_prefix=./ \
     new "$OLDPWD/Fuzz/corpus/$target" > log.txt 2>&1) &
   pids+=($!)
 done

@@ -128,15 +128,24 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       try SchemaGrammar.gbnf(for: schema)
     }
     let model = try await loadedModel(progress: nil)
-    let tools = try LocalToolPlan(
-      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
-    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
-    if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
+    let allowsGenericToolFormat = allowsGenericToolFormat
+    // The template's renders run off the cooperative pool, and stop when the request is cancelled.
+    let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
+      let tools = try LocalToolPlan(
+        request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
+      var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
+      if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
+      let templateTools = tools?.templateTools ?? []
+      let rendered = model.template.render(
+        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
+      let prompt = try model.tokenize(rendered)
+      let shareable = try model.shareablePrefix(
+        of: prompt, messages: messages, tools: templateTools, cancellation: cancellation)
+      return (tools, prompt, shareable)
+    }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     let context = handle.context(for: model, settings: settings(for: model))
     claim.uses(context)
-    let rendered = model.template.render(messages, tools: tools?.templateTools ?? [], log: request.logHandler)
-    let prompt = try model.tokenize(rendered)
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     let name = model.name
     let answer = Locked("")
@@ -145,7 +154,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
     var generation = GenerationRequest(
       prompt: prompt,
-      shareableTokens: try model.shareablePrefix(of: prompt, messages: messages, tools: tools?.templateTools ?? []),
+      shareableTokens: shareable,
       owner: claim.owner, maximumResponseTokens: options?.maximumResponseTokens,
       sampler: {
         if let callGrammar {

@@ -17,6 +17,12 @@ import Foundation
 /// (`RenderedPrompt`), so markers inside a message are never read as the
 /// template's own. When the two renders disagree (a template that rewrites
 /// message text), the engine's prompt is not used.
+///
+/// The template is input (a model file from anywhere): each render has a
+/// budget (`JinjaBudget`), and one that passes it falls back as any failing
+/// template does. A template that passed its budget once is not run again for
+/// this model (`overBudget`): a hostile template costs one budget, not one per
+/// request.
 struct ChatTemplate: Sendable {
   /// The template text from the GGUF file; nil when the file has none.
   let template: String?
@@ -24,6 +30,9 @@ struct ChatTemplate: Sendable {
   let compiled: Result<JinjaTemplate, JinjaError>?
   let bosToken: String
   let eosToken: String
+  /// The first budget error a render of this template met; shared by every
+  /// copy of the template (a loaded model's requests), hence behind a lock.
+  private let overBudget = Locked<JinjaError?>(nil)
 
   init(template: String?, bosToken: String = "", eosToken: String = "") {
     self.template = template
@@ -88,10 +97,12 @@ struct ChatTemplate: Sendable {
   }
 
   /// The prompt for `messages`; with `addGenerationPrompt` it ends where the
-  /// assistant's answer begins. A template fallback goes to `log`.
+  /// assistant's answer begins. A template fallback goes to `log`, with the
+  /// reason. `cancellation` stops the template's render at its next step
+  /// (the plain layout is returned then; the caller is expected to throw).
   func render(
     _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool = true,
-    log: LogHandler = LlamaBackend.logSink.current
+    log: LogHandler = LlamaBackend.logSink.current, cancellation: JinjaCancellation? = nil
   ) -> RenderedPrompt {
     // A fresh nonce per render: a body cannot contain a placeholder it cannot know.
     let nonce = UInt64.random(in: 0...UInt64.max)
@@ -106,9 +117,15 @@ struct ChatTemplate: Sendable {
     let bodies = filled.map { messages[$0].content }
     let placeholders = filled.map { slots[$0] }
     if let compiled {
-      switch renderJinja(compiled, messages, masked, placeholders, addGenerationPrompt, tools) {
+      let result =
+        overBudget.withLock { $0 }.map { .failure($0) }
+        ?? renderJinja(compiled, messages, masked, placeholders, addGenerationPrompt, tools, cancellation)
+      switch result {
       case .success(let prompt): return prompt
+      case .failure(let error) where error.kind == .cancelled:
+        return Self.plain(messages, addGenerationPrompt: addGenerationPrompt)
       case .failure(let error):
+        if error.kind == .limit { overBudget.withLock { $0 = $0 ?? error } }
         log.log(
           LogRecord(
             level: .warning, category: .local,
@@ -134,12 +151,15 @@ struct ChatTemplate: Sendable {
 
   private func renderJinja(
     _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ masked: [Message],
-    _ placeholders: [String], _ addGenerationPrompt: Bool, _ tools: [ToolDeclaration]
+    _ placeholders: [String], _ addGenerationPrompt: Bool, _ tools: [ToolDeclaration],
+    _ cancellation: JinjaCancellation?
   ) -> Result<RenderedPrompt, JinjaError> {
     do throws(JinjaError) {
       let template = try compiled.get()
-      let real = try template.render(variables(messages, addGenerationPrompt, tools: tools))
-      let marked = try template.render(variables(masked, addGenerationPrompt, tools: tools))
+      let real = try template.render(
+        variables(messages, addGenerationPrompt, tools: tools), cancellation: cancellation)
+      let marked = try template.render(
+        variables(masked, addGenerationPrompt, tools: tools), cancellation: cancellation)
       // A body the template printed as given, or trimmed (`content | trim`).
       let contents = messages.map(\.content).filter { !$0.isEmpty }
       for bodies in [contents, contents.map { JinjaMethods.strip($0, nil, leading: true, trailing: true) }] {

@@ -1,39 +1,45 @@
 /// `a.b`, `a[b]` and `a[x:y:z]` as jinja2's sandboxed `getattr`/`getitem` do them:
 /// a missing key or index is undefined, dereferencing undefined is an error.
 enum JinjaAccess {
-  static func attribute(_ base: JinjaValue, _ name: String, line: Int) throws(JinjaError) -> JinjaValue {
+  static func attribute(_ base: JinjaValue, _ name: String, line: Int, _ budget: JinjaBudget) throws(JinjaError)
+    -> JinjaValue
+  {
     switch base {
     case .undefined(let baseName):
       throw JinjaError(kind: .runtime, message: "'\(baseName)' is undefined (reading '\(name)')", line: line)
     case .namespace(let namespace):
       return namespace.attributes[name] ?? .undefined(name)
     case .dict(let dict):
-      if let method = JinjaMethods.method(base, name) { return method }
+      if let method = JinjaMethods.method(base, name, budget) { return method }
       return dict[name] ?? .undefined(name)
     default:
-      return JinjaMethods.method(base, name) ?? .undefined(name)
+      return JinjaMethods.method(base, name, budget) ?? .undefined(name)
     }
   }
 
-  static func item(_ base: JinjaValue, _ key: JinjaValue, line: Int) throws(JinjaError) -> JinjaValue {
+  static func item(_ base: JinjaValue, _ key: JinjaValue, line: Int, _ budget: JinjaBudget) throws(JinjaError)
+    -> JinjaValue
+  {
     switch (base, key) {
     case (.undefined(let baseName), _):
       throw JinjaError(kind: .runtime, message: "'\(baseName)' is undefined (indexing)", line: line)
     case (.dict(let dict), .string(let name)):
       return dict[name] ?? .undefined(name)
     case (.dict(let dict), _):
-      return dict[JinjaDict.storageKey(key)] ?? .undefined("item")
+      return dict[JinjaDict.storageKey(key, budget)] ?? .undefined("item")
     case (.namespace(let namespace), .string(let name)):
       return namespace.attributes[name] ?? .undefined(name)
     case (.array(let items), _):
       guard let index = position(key, count: items.count) else { return .undefined("item") }
       return items[index]
     case (.string(let text), _):
+      // Reaching the index scans the string.
+      try budget.allocate(elements: text.utf8.count, line)
       let scalars = Array(text.unicodeScalars)
       guard let index = position(key, count: scalars.count) else { return .undefined("item") }
       return .string(String(scalars[index]))
     case (_, .string(let name)):
-      return JinjaMethods.method(base, name) ?? .undefined(name)
+      return JinjaMethods.method(base, name, budget) ?? .undefined(name)
     default:
       return .undefined("item")
     }
@@ -41,12 +47,14 @@ enum JinjaAccess {
 
   private static func position(_ key: JinjaValue, count: Int) -> Int? {
     guard case .int(let raw) = key else { return nil }
+    // raw < 0 and count >= 0: the sum cannot overflow.
     let index = raw < 0 ? raw + count : raw
     return (0..<count).contains(index) ? index : nil
   }
 
   static func slice(
-    _ base: JinjaValue, _ start: JinjaValue?, _ stop: JinjaValue?, _ step: JinjaValue?, line: Int
+    _ base: JinjaValue, _ start: JinjaValue?, _ stop: JinjaValue?, _ step: JinjaValue?, line: Int,
+    _ budget: JinjaBudget
   ) throws(JinjaError) -> JinjaValue {
     func bound(_ value: JinjaValue?) throws(JinjaError) -> Int? {
       switch value {
@@ -65,11 +73,16 @@ enum JinjaAccess {
       }
       let from = clamp(try bound(start), stride > 0 ? 0 : count - 1)
       let to = clamp(try bound(stop), stride > 0 ? count : -1)
-      return Array(Swift.stride(from: from, to: to, by: stride))
+      // Counted first, then made: a step near Int.max must not overflow
+      // the way `stride(from:to:by:)` would advance past the end.
+      let length = JinjaOperators.rangeCount(from, to, stride) ?? 0
+      try budget.allocate(elements: length, line)
+      return (0..<length).map { from &+ $0 &* stride }
     }
     switch base {
     case .array(let items): return .array(try indices(items.count).map { items[$0] })
     case .string(let text):
+      try budget.allocate(elements: text.utf8.count, line)
       let scalars = Array(text.unicodeScalars)
       var out = String.UnicodeScalarView()
       for index in try indices(scalars.count) { out.append(scalars[index]) }

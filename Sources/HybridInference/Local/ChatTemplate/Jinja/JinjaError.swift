@@ -13,6 +13,10 @@ struct JinjaError: Error, Equatable, Sendable, CustomStringConvertible {
     case runtime
     /// The template called `raise_exception(message)`.
     case raised
+    /// The render passed a limit of its `JinjaBudget` (steps, bytes, depth, ...).
+    case limit
+    /// The request the render served was cancelled.
+    case cancelled
   }
 
   var kind: Kind

@@ -10,13 +10,31 @@ enum JinjaFilters {
     "escape", "e", "wordcount", "batch",
   ]
 
+  /// `value | name(arguments)`. A filter reads its string input once at
+  /// least, and what it makes is charged to the render's budget.
   static func apply(
     _ name: String, _ value: JinjaValue, _ arguments: JinjaArguments, line: Int, _ interpreter: JinjaInterpreter
   ) throws(JinjaError) -> JinjaValue {
+    let budget = interpreter.budget
+    try budget.step(line)
+    if case .string(let text) = value, !budget.spend(scanning: text.utf8.count) { try budget.stop() }
+    let result = try filter(name, value, arguments, line: line, interpreter)
+    switch result {
+    case .string(let made): try budget.allocate(made.utf8.count, line)
+    case .array(let items): try budget.allocate(elements: items.count, line)
+    default: break
+    }
+    return result
+  }
+
+  private static func filter(
+    _ name: String, _ value: JinjaValue, _ arguments: JinjaArguments, line: Int, _ interpreter: JinjaInterpreter
+  ) throws(JinjaError) -> JinjaValue {
+    let budget = interpreter.budget
     func argument(_ index: Int, _ key: String) -> JinjaValue? { arguments.value(index, key) }
     switch name {
     case "tojson":
-      return .string(try JinjaJSON.dump(value, arguments: arguments, line: line))
+      return .string(try JinjaJSON.dump(value, arguments: arguments, line: line, budget))
     case "length", "count":
       switch value {
       case .undefined: return .int(0)
@@ -26,35 +44,47 @@ enum JinjaFilters {
       default: throw JinjaError(kind: .runtime, message: "object of type '\(value.typeName)' has no len()", line: line)
       }
     case "trim":
-      return .string(JinjaMethods.strip(value.pythonString, argument(0, "chars"), leading: true, trailing: true))
+      return .string(
+        JinjaMethods.strip(value.pythonString(budget), argument(0, "chars"), leading: true, trailing: true))
     case "string", "safe", "escape", "e":
       if name == "safe" { return value }
-      if name == "string" { return .string(value.pythonString) }
-      return .string(escapeHTML(value.pythonString))
+      let text = value.pythonString(budget)
+      if name == "string" { return .string(text) }
+      try budget.allocate(6 * text.utf8.count, line)
+      return .string(escapeHTML(text))
     case "default", "d":
       let useFalsy = argument(1, "boolean")?.truthy ?? false
       if value.isUndefined || (useFalsy && !value.truthy) { return argument(0, "default_value") ?? .string("") }
       return value
     case "join":
-      var items = try value.iterated(line: line)
+      var items = try value.iterated(line: line, budget)
       if let attribute = argument(1, "attribute") {
-        items = try items.map { item throws(JinjaError) in try path(item, attribute, line: line) }
+        items = try items.map { item throws(JinjaError) in try path(item, attribute, line: line, budget) }
       }
-      return .string(items.map(\.pythonString).joined(separator: argument(0, "d")?.pythonString ?? ""))
+      let separator = argument(0, "d")?.pythonString(budget) ?? ""
+      let parts = items.map { $0.pythonString(budget) }
+      try budget.check()
+      // Charged before the text is made: a long separator times many items.
+      let (separators, overflow) = separator.utf8.count.multipliedReportingOverflow(by: max(0, parts.count - 1))
+      try budget.allocate(parts.reduce(overflow ? .max : separators) { $0.addingClamped($1.utf8.count) }, line)
+      return .string(parts.joined(separator: separator))
     case "items":
       switch value {
       case .undefined: return .array([])
-      case .dict(let dict): return .array(dict.items)
+      case .dict(let dict):
+        try budget.allocate(elements: 3 * dict.keys.count, line)
+        return .array(dict.items)
       default: throw JinjaError(kind: .runtime, message: "items filter expects a mapping", line: line)
       }
     case "dictsort":
       guard case .dict(let dict) = value else {
         throw JinjaError(kind: .runtime, message: "dictsort expects a mapping", line: line)
       }
-      let byValue = argument(1, "by")?.pythonString == "value"
+      let byValue = argument(1, "by")?.pythonString(budget) == "value"
       let caseSensitive = argument(0, "case_sensitive")?.truthy ?? false
+      try budget.allocate(elements: 3 * dict.keys.count, line)
       var pairs = dict.items
-      pairs = try sorted(pairs, line: line) { pair in
+      pairs = try sorted(pairs, line: line, budget) { pair in
         guard case .array(let two) = pair else { return pair }
         let key = two[byValue ? 1 : 0]
         if !caseSensitive, case .string(let text) = key { return .string(text.lowercased()) }
@@ -62,19 +92,20 @@ enum JinjaFilters {
       }
       return .array((argument(2, "reverse")?.truthy ?? false) ? pairs.reversed() : pairs)
     case "list":
-      return .array(try value.iterated(line: line))
+      return .array(try value.iterated(line: line, budget))
     case "selectattr", "rejectattr", "select", "reject":
       // jinja2 skips a falsy sequence (`none | selectattr(...)` is empty).
       guard value.truthy else { return .array([]) }
       let byAttribute = name.hasSuffix("attr")
       let offset = byAttribute ? 1 : 0
       var kept: [JinjaValue] = []
-      for item in try value.iterated(line: line) {
-        let subject = byAttribute ? try path(item, argument(0, "attribute") ?? .none, line: line) : item
+      for item in try value.iterated(line: line, budget) {
+        try budget.step(line)
+        let subject = byAttribute ? try path(item, argument(0, "attribute") ?? .none, line: line, budget) : item
         let passed: Bool
         if let test = arguments.positional.dropFirst(offset).first {
           let rest = JinjaArguments(positional: Array(arguments.positional.dropFirst(offset + 1)))
-          passed = try JinjaTests.apply(test.pythonString, subject, rest, line: line)
+          passed = try JinjaTests.apply(test.pythonString(budget), subject, rest, line: line, budget)
         } else {
           passed = subject.truthy
         }
@@ -83,16 +114,17 @@ enum JinjaFilters {
       return .array(kept)
     case "map":
       guard value.truthy else { return .array([]) }
-      let items = try value.iterated(line: line)
+      let items = try value.iterated(line: line, budget)
       if let attribute = arguments.keyword.first(where: { $0.0 == "attribute" })?.1 {
         let fallback = arguments.keyword.first { $0.0 == "default" }?.1
         return .array(
           try items.map { item throws(JinjaError) in
-            let found = try path(item, attribute, line: line)
+            try budget.step(line)
+            let found = try path(item, attribute, line: line, budget)
             return found.isUndefined ? (fallback ?? found) : found
           })
       }
-      guard let filter = arguments.positional.first?.pythonString, names.contains(filter) else {
+      guard let filter = arguments.positional.first?.pythonString(budget), names.contains(filter) else {
         throw JinjaError(kind: .unsupported, message: "map needs a known filter or attribute=", line: line)
       }
       let rest = JinjaArguments(positional: Array(arguments.positional.dropFirst()), keyword: arguments.keyword)
@@ -101,56 +133,76 @@ enum JinjaFilters {
     case "replace":
       var count = -1
       if case .int(let number)? = argument(2, "count") { count = number }
-      return .string(
-        JinjaMethods.replace(
-          value.pythonString, argument(0, "old")?.pythonString ?? "", argument(1, "new")?.pythonString ?? "",
-          count: count))
+      let replaced = JinjaMethods.replace(
+        value.pythonString(budget), argument(0, "old")?.pythonString(budget) ?? "",
+        argument(1, "new")?.pythonString(budget) ?? "", count: count, budget)
+      try budget.check()
+      return .string(replaced)
     case "indent":
-      return .string(indent(value.pythonString, arguments))
-    case "upper": return .string(value.pythonString.uppercased())
-    case "lower": return .string(value.pythonString.lowercased())
-    case "capitalize": return .string(capitalize(value.pythonString))
-    case "title": return .string(title(value.pythonString))
+      return .string(try indent(value.pythonString(budget), arguments, line: line, budget))
+    case "upper", "lower", "capitalize", "title":
+      let text = value.pythonString(budget)
+      // Case mapping can lengthen a character (ß -> SS): at most threefold.
+      try budget.allocate(3 * text.utf8.count, line)
+      switch name {
+      case "upper": return .string(text.uppercased())
+      case "lower": return .string(text.lowercased())
+      case "capitalize": return .string(capitalize(text))
+      default: return .string(title(text))
+      }
     default:
-      return try JinjaFilters.applyCollection(name, value, arguments, line: line)
+      return try JinjaFilters.applyCollection(name, value, arguments, line: line, budget)
     }
   }
 
   /// `item.a.b` for selectattr/map/join's dotted attribute names (or an index).
-  static func path(_ item: JinjaValue, _ attribute: JinjaValue, line: Int) throws(JinjaError) -> JinjaValue {
-    if case .int = attribute { return try JinjaAccess.item(item, attribute, line: line) }
+  static func path(_ item: JinjaValue, _ attribute: JinjaValue, line: Int, _ budget: JinjaBudget) throws(JinjaError)
+    -> JinjaValue
+  {
+    if case .int = attribute { return try JinjaAccess.item(item, attribute, line: line, budget) }
     var current = item
-    for part in attribute.pythonString.split(separator: ".") {
+    for part in attribute.pythonString(budget).split(separator: ".") {
       if current.isUndefined { return current }
-      current = try JinjaAccess.item(current, Int(part).map { .int($0) } ?? .string(String(part)), line: line)
+      current = try JinjaAccess.item(current, Int(part).map { .int($0) } ?? .string(String(part)), line: line, budget)
     }
     return current
   }
 
-  static func sorted(_ items: [JinjaValue], line: Int, key: (JinjaValue) -> JinjaValue) throws(JinjaError)
-    -> [JinjaValue]
+  /// Sorted by `key`, each comparison charged to `budget` (a spent budget
+  /// makes the order arbitrary; the render then fails).
+  static func sorted(_ items: [JinjaValue], line: Int, _ budget: JinjaBudget, key: (JinjaValue) -> JinjaValue)
+    throws(JinjaError) -> [JinjaValue]
   {
     var failure: JinjaError?
     let result = items.sorted { a, b in
-      guard let less = key(a).pythonLess(key(b)) else {
+      guard budget.failure == nil else { return false }
+      guard let less = key(a).pythonLess(key(b), budget) else {
         failure = JinjaError(kind: .runtime, message: "values cannot be ordered", line: line)
         return false
       }
       return less
     }
     if let failure { throw failure }
+    try budget.check()
     return result
   }
 
-  private static func indent(_ text: String, _ arguments: JinjaArguments) -> String {
+  private static func indent(_ text: String, _ arguments: JinjaArguments, line: Int, _ budget: JinjaBudget)
+    throws(JinjaError) -> String
+  {
     let indention: String
     switch arguments.value(0, "width") {
     case .string(let custom)?: indention = custom
-    case .int(let width)?: indention = String(repeating: " ", count: max(0, width))
+    case .int(let width)?:
+      try budget.allocate(width, line)
+      indention = String(repeating: " ", count: max(0, width))
     default: indention = "    "
     }
     let lines = (text + "\n").split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
       .dropLast().map(String.init)
+    // Charged before the text is made: a long indention times many lines.
+    let (indents, overflow) = indention.utf8.count.multipliedReportingOverflow(by: lines.count + 1)
+    try budget.allocate(overflow ? .max : indents.addingClamped(text.utf8.count), line)
     var result: String
     if arguments.value(2, "blank")?.truthy ?? false {
       result = lines.joined(separator: "\n" + indention)

@@ -5,23 +5,30 @@ import Foundation
 /// Semantics follow jinja2 in transformers' sandbox: loops and macros have
 /// their own scope, `namespace()` is the only way to carry state out of a
 /// loop, undefined values print as nothing but fail when dereferenced, and
-/// methods that would mutate a value (`append`, `pop`) are refused.
+/// methods that would mutate a value (`append`, `pop`) are refused. Every
+/// statement, expression, loop iteration, call and byte is charged to
+/// `budget` (`JinjaBudget`): a template is input, and may be hostile.
 struct JinjaInterpreter {
   /// The clock `strftime_now` reads; fixed in tests.
   var now: Date
+  /// What this render may still spend.
+  let budget: JinjaBudget
 
   enum Flow {
     case normal, breakLoop, continueLoop
   }
 
   func render(_ nodes: [JinjaNode], scope: JinjaScope, into output: inout String) throws(JinjaError) -> Flow {
+    try budget.enter(nodes.first?.line ?? 0)
+    defer { budget.leave() }
     for node in nodes {
       let line = node.line
+      try budget.step(line)
       switch node.statement {
       case .text(let text):
-        output += text
+        try emit(text, into: &output, line)
       case .output(let expression):
-        output += try evaluate(expression, scope, line).pythonString
+        try emit(try evaluate(expression, scope, line).pythonString(budget), into: &output, line)
       case .conditional(let branches, let otherwise):
         var taken: [JinjaNode] = otherwise
         for (condition, body) in branches where try evaluate(condition, scope, line).truthy {
@@ -39,17 +46,20 @@ struct JinjaInterpreter {
         _ = try render(body, scope: scope, into: &captured)
         scope.set(name, try applyFilters(filters, to: .string(captured), scope, line))
       case .macro(let definition):
+        budget.retain(scope)
         scope.set(definition.name, .callable(macro(definition, scope: scope)))
       case .callBlock(let call, let parameters, let body):
         let caller = macro(JinjaMacroDefinition(name: "caller", parameters: parameters, body: body), scope: scope)
         guard case .call(let callee, let written) = call else { break }
         var arguments = try evaluate(written, scope, line)
         arguments.keyword.append(("caller", .callable(caller)))
-        output += try invoke(try evaluate(callee, scope, line), arguments, line).pythonString
+        try emit(
+          try invoke(try evaluate(callee, scope, line), arguments, line).pythonString(budget), into: &output, line)
       case .filterBlock(let filters, let body):
         var captured = ""
         let flow = try render(body, scope: scope, into: &captured)
-        output += try applyFilters(filters, to: .string(captured), scope, line).pythonString
+        try emit(
+          try applyFilters(filters, to: .string(captured), scope, line).pythonString(budget), into: &output, line)
         if flow != .normal { return flow }
       case .breakLoop:
         return .breakLoop
@@ -58,6 +68,13 @@ struct JinjaInterpreter {
       }
     }
     return .normal
+  }
+
+  /// Appends `text` to an output (the render's, or a block's being captured).
+  private func emit(_ text: String, into output: inout String, _ line: Int) throws(JinjaError) {
+    try budget.check()
+    try budget.write(text.utf8.count, line)
+    output += text
   }
 
   func applyFilters(
@@ -71,10 +88,12 @@ struct JinjaInterpreter {
   }
 
   private func run(_ loop: JinjaLoop, scope: JinjaScope, line: Int, into output: inout String) throws(JinjaError) {
-    var items = try evaluate(loop.iterable, scope, line).iterated(line: line)
+    var items = try evaluate(loop.iterable, scope, line).iterated(line: line, budget)
     if let condition = loop.condition {
       var kept: [JinjaValue] = []
       for item in items {
+        try budget.iterate(line)
+        try budget.step(line)
         let probe = JinjaScope(parent: scope)
         try assign(loop.target, item, scope: probe, line: line)
         if try evaluate(condition, probe, line).truthy { kept.append(item) }
@@ -87,6 +106,8 @@ struct JinjaInterpreter {
     }
     let count = items.count
     for (index, item) in items.enumerated() {
+      // The loop's scope and `loop` dict live for one iteration: counted as one, not as bytes kept.
+      try budget.iterate(line)
       let body = JinjaScope(parent: scope)
       try assign(loop.target, item, scope: body, line: line)
       var info = JinjaDict()
@@ -116,7 +137,7 @@ struct JinjaInterpreter {
     case .name(let name):
       scope.set(name, value)
     case .tuple(let names):
-      let items = try value.iterated(line: line)
+      let items = try value.iterated(line: line, budget)
       guard items.count == names.count else {
         throw JinjaError(kind: .runtime, message: "cannot unpack \(items.count) values into \(names.count)", line: line)
       }
@@ -125,6 +146,9 @@ struct JinjaInterpreter {
       guard case .namespace(let namespace) = scope.lookup(base) else {
         throw JinjaError(kind: .runtime, message: "cannot assign attribute on non-namespace object", line: line)
       }
+      // The one place a value can grow from one iteration to the next.
+      namespace.depth = max(namespace.depth, try budget.checkDepth(of: value, line) + 1)
+      try budget.allocate(elements: 2, line)
       namespace.attributes[attribute] = value
     default:
       throw JinjaError(kind: .syntax, message: "cannot assign to this target", line: line)
@@ -132,8 +156,14 @@ struct JinjaInterpreter {
   }
 
   /// A callable that renders `definition` with its arguments in a scope of its own.
+  ///
+  /// The closure holds `scope`, which stores the callable: a cycle, broken
+  /// when the render ends (`JinjaBudget.finish` empties the scope).
   private func macro(_ definition: JinjaMacroDefinition, scope: JinjaScope) -> JinjaCallable {
-    JinjaCallable(name: definition.name) { arguments, line throws(JinjaError) in
+    let budget = self.budget
+    return JinjaCallable(name: definition.name) { arguments, line throws(JinjaError) in
+      try budget.enterMacro(definition.name, line)
+      defer { budget.leaveMacro() }
       let local = JinjaScope(parent: scope)
       for (position, (name, fallback)) in definition.parameters.enumerated() {
         if let value = arguments.value(position, name) {

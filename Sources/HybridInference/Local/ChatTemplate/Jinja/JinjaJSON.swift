@@ -2,18 +2,23 @@
 /// indent=indent, separators=separators, sort_keys=sort_keys)`, byte for byte
 /// (Python's default separators, float repr, non-ASCII kept).
 enum JinjaJSON {
-  static func dump(_ value: JinjaValue, arguments: JinjaArguments, line: Int) throws(JinjaError) -> String {
+  /// Every item written and byte made is charged to `budget`.
+  static func dump(_ value: JinjaValue, arguments: JinjaArguments, line: Int, _ budget: JinjaBudget)
+    throws(JinjaError) -> String
+  {
     var indent: String?
     switch arguments.value(1, "indent") {
-    case .int(let width)?: indent = String(repeating: " ", count: max(0, width))
+    case .int(let width)?:
+      try budget.allocate(width, line)
+      indent = String(repeating: " ", count: max(0, width))
     case .string(let text)?: indent = text
     default: indent = nil
     }
     var itemSeparator = indent == nil ? ", " : ","
     var keySeparator = ": "
     if case .array(let pair)? = arguments.value(2, "separators"), pair.count == 2 {
-      itemSeparator = pair[0].pythonString
-      keySeparator = pair[1].pythonString
+      itemSeparator = pair[0].pythonString(budget)
+      keySeparator = pair[1].pythonString(budget)
     }
     let sortKeys = arguments.value(3, "sort_keys")?.truthy ?? false
     let ensureASCII = arguments.value(0, "ensure_ascii")?.truthy ?? false
@@ -21,7 +26,8 @@ enum JinjaJSON {
     try write(
       value, into: &out, level: 0,
       style: Style(indent: indent, item: itemSeparator, key: keySeparator, sortKeys: sortKeys, ascii: ensureASCII),
-      line: line)
+      line: line, budget)
+    try budget.check()
     return out
   }
 
@@ -33,9 +39,15 @@ enum JinjaJSON {
     var ascii: Bool
   }
 
-  private static func write(_ value: JinjaValue, into out: inout String, level: Int, style: Style, line: Int)
-    throws(JinjaError)
-  {
+  private static func write(
+    _ value: JinjaValue, into out: inout String, level: Int, style: Style, line: Int, _ budget: JinjaBudget
+  ) throws(JinjaError) {
+    // An item, its separators and its indention; a string's bytes (up to
+    // six per byte escaped) before they are written.
+    try budget.step(line)
+    let (indention, overflow) = (style.indent?.utf8.count ?? 0).multipliedReportingOverflow(by: level + 1)
+    try budget.allocate(overflow ? .max : indention.addingClamped(style.item.utf8.count + style.key.utf8.count), line)
+    if case .string(let text) = value { try budget.allocate(6 * text.utf8.count, line) }
     switch value {
     case .none: out += "null"
     case .bool(let flag): out += flag ? "true" : "false"
@@ -54,7 +66,7 @@ enum JinjaJSON {
       for (index, item) in items.enumerated() {
         if index > 0 { out += style.item }
         newline(&out, level + 1, style)
-        try write(item, into: &out, level: level + 1, style: style, line: line)
+        try write(item, into: &out, level: level + 1, style: style, line: line, budget)
       }
       newline(&out, level, style)
       out += "]"
@@ -68,10 +80,11 @@ enum JinjaJSON {
         style.sortKeys ? dict.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) } : dict.keys
       for (index, key) in keys.enumerated() {
         if index > 0 { out += style.item }
+        try budget.allocate(6 * key.utf8.count, line)
         newline(&out, level + 1, style)
-        JSONStringLiteral.append(jsonKey(dict.keyValue(key)), to: &out, asciiOnly: style.ascii)
+        JSONStringLiteral.append(jsonKey(dict.keyValue(key), budget), to: &out, asciiOnly: style.ascii)
         out += style.key
-        try write(dict[key] ?? .none, into: &out, level: level + 1, style: style, line: line)
+        try write(dict[key] ?? .none, into: &out, level: level + 1, style: style, line: line, budget)
       }
       newline(&out, level, style)
       out += "}"
@@ -82,11 +95,11 @@ enum JinjaJSON {
   }
 
   /// json.dumps turns non-string keys into strings: 1 → "1", True → "true", None → "null".
-  private static func jsonKey(_ key: JinjaValue) -> String {
+  private static func jsonKey(_ key: JinjaValue, _ budget: JinjaBudget) -> String {
     switch key {
     case .bool(let flag): flag ? "true" : "false"
     case .none: "null"
-    default: key.pythonString
+    default: key.pythonString(budget)
     }
   }
 

@@ -6,11 +6,16 @@ enum JinjaMethods {
     "append", "pop", "extend", "insert", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
   ]
 
-  static func method(_ base: JinjaValue, _ name: String) -> JinjaValue? {
+  static func method(_ base: JinjaValue, _ name: String, _ budget: JinjaBudget) -> JinjaValue? {
     let body: ((JinjaArguments, Int) throws(JinjaError) -> JinjaValue)?
     switch base {
-    case .string(let text): body = stringMethod(text, name)
-    case .dict(let dict): body = dictMethod(dict, name)
+    case .string(let text):
+      if let method = stringMethod(text, name, budget) {
+        body = charged(method, reading: text, budget)
+      } else {
+        body = nil
+      }
+    case .dict(let dict): body = dictMethod(dict, name, budget)
     case .array:
       body =
         mutating.contains(name)
@@ -24,18 +29,41 @@ enum JinjaMethods {
     return .callable(JinjaCallable(name: name, call: body))
   }
 
-  private static func dictMethod(_ dict: JinjaDict, _ name: String) -> (
+  /// A string method that charges the string it reads (once at least) and what it makes.
+  private static func charged(
+    _ method: @escaping (JinjaArguments, Int) throws(JinjaError) -> JinjaValue, reading text: String,
+    _ budget: JinjaBudget
+  ) -> (JinjaArguments, Int) throws(JinjaError) -> JinjaValue {
+    { arguments, line throws(JinjaError) in
+      guard budget.spend(scanning: text.utf8.count) else { try budget.stop() }
+      let result = try method(arguments, line)
+      switch result {
+      case .string(let made): try budget.allocate(made.utf8.count, line)
+      case .array(let items): try budget.allocate(elements: items.count, line)
+      default: break
+      }
+      return result
+    }
+  }
+
+  private static func dictMethod(_ dict: JinjaDict, _ name: String, _ budget: JinjaBudget) -> (
     (JinjaArguments, Int) throws(JinjaError) -> JinjaValue
   )? {
     switch name {
     case "get":
       return { arguments, _ in
         guard let key = arguments.value(0, "key") else { return arguments.value(1, "default") ?? .none }
-        return dict[JinjaDict.storageKey(key)] ?? arguments.value(1, "default") ?? .none
+        return dict[JinjaDict.storageKey(key, budget)] ?? arguments.value(1, "default") ?? .none
       }
-    case "items": return { _, _ in .array(dict.items) }
-    case "keys": return { _, _ in .array(dict.keys.map { dict.keyValue($0) }) }
-    case "values": return { _, _ in .array(dict.pairs.map(\.1)) }
+    case "items", "keys", "values":
+      return { _, line throws(JinjaError) in
+        try budget.allocate(elements: 3 * dict.keys.count, line)
+        switch name {
+        case "items": return .array(dict.items)
+        case "keys": return .array(dict.keys.map { dict.keyValue($0) })
+        default: return .array(dict.pairs.map(\.1))
+        }
+      }
     default:
       guard mutating.contains(name) else { return nil }
       return { _, line throws(JinjaError) in
@@ -102,7 +130,7 @@ enum JinjaMethods {
     return parts
   }
 
-  private static func stringMethod(_ text: String, _ name: String) -> (
+  private static func stringMethod(_ text: String, _ name: String, _ budget: JinjaBudget) -> (
     (JinjaArguments, Int) throws(JinjaError) -> JinjaValue
   )? {
     switch name {
@@ -111,8 +139,14 @@ enum JinjaMethods {
         .string(strip(text, arguments.value(0, "chars"), leading: name != "rstrip", trailing: name != "lstrip"))
       }
     case "split":
-      return { arguments, _ in
-        .array(split(text, arguments.value(0, "sep"), arguments.value(1, "maxsplit")).map { .string($0) })
+      return { arguments, line throws(JinjaError) in
+        if case .string(let separator)? = arguments.value(0, "sep"),
+          !budget.spend(searching: separator.utf8.count, in: text.utf8.count)
+        {
+          try budget.stop()
+        }
+        try budget.allocate(elements: text.utf8.count / 2 + 1, line)
+        return .array(split(text, arguments.value(0, "sep"), arguments.value(1, "maxsplit")).map { .string($0) })
       }
     case "startswith", "endswith":
       return { arguments, line throws(JinjaError) in
@@ -124,40 +158,49 @@ enum JinjaMethods {
         }
         return .bool(
           candidates.contains { candidate in
-            guard case .string(let affix) = candidate else { return false }
+            guard case .string(let affix) = candidate, budget.spend(scanning: affix.utf8.count) else { return false }
             return name == "startswith"
               ? text.unicodeScalars.starts(with: affix.unicodeScalars)
               : text.unicodeScalars.reversed().starts(with: affix.unicodeScalars.reversed())
           })
       }
     case "replace":
-      return { arguments, _ in
-        let old = arguments.value(0, "old")?.pythonString ?? ""
-        let new = arguments.value(1, "new")?.pythonString ?? ""
+      return { arguments, _ throws(JinjaError) in
+        let old = arguments.value(0, "old")?.pythonString(budget) ?? ""
+        let new = arguments.value(1, "new")?.pythonString(budget) ?? ""
         var count = -1
         if case .int(let number)? = arguments.value(2, "count") { count = number }
-        return .string(replace(text, old, new, count: count))
+        let replaced = replace(text, old, new, count: count, budget)
+        try budget.check()
+        return .string(replaced)
       }
     case "upper": return { _, _ in .string(text.uppercased()) }
     case "lower": return { _, _ in .string(text.lowercased()) }
     case "title": return { _, _ in .string(JinjaFilters.title(text)) }
     case "capitalize": return { _, _ in .string(JinjaFilters.capitalize(text)) }
     case "find":
-      return { arguments, _ in
-        let needle = arguments.value(0, "sub")?.pythonString ?? ""
+      return { arguments, _ throws(JinjaError) in
+        let needle = arguments.value(0, "sub")?.pythonString(budget) ?? ""
+        guard budget.spend(searching: needle.utf8.count, in: text.utf8.count) else { try budget.stop() }
         guard let range = text.range(of: needle) else { return .int(-1) }
         return .int(text.unicodeScalars.distance(from: text.startIndex, to: range.lowerBound))
       }
     case "count":
-      return { arguments, _ in
-        let needle = arguments.value(0, "sub")?.pythonString ?? ""
+      return { arguments, _ throws(JinjaError) in
+        let needle = arguments.value(0, "sub")?.pythonString(budget) ?? ""
+        guard budget.spend(searching: needle.utf8.count, in: text.utf8.count) else { try budget.stop() }
         return .int(needle.isEmpty ? text.unicodeScalars.count + 1 : split(text, .string(needle), nil).count - 1)
       }
     case "join":
       return { arguments, line throws(JinjaError) in
-        .string(
-          try (arguments.value(0, "iterable") ?? .array([])).iterated(line: line).map(\.pythonString).joined(
-            separator: text))
+        let parts = try (arguments.value(0, "iterable") ?? .array([])).iterated(line: line, budget).map {
+          $0.pythonString(budget)
+        }
+        try budget.check()
+        // The size is charged before the text is made: a long separator times many items.
+        let (separators, overflow) = text.utf8.count.multipliedReportingOverflow(by: max(0, parts.count - 1))
+        try budget.allocate(parts.reduce(overflow ? .max : separators) { $0.addingClamped($1.utf8.count) }, line)
+        return .string(parts.joined(separator: text))
       }
     case "splitlines":
       return { _, _ in
@@ -168,17 +211,20 @@ enum JinjaMethods {
     case "isdigit":
       return { _, _ in .bool(!text.isEmpty && text.unicodeScalars.allSatisfy { $0.properties.numericType != nil }) }
     case "isspace": return { _, _ in .bool(!text.isEmpty && text.unicodeScalars.allSatisfy(isPythonSpace)) }
-    case "format": return { arguments, line throws(JinjaError) in .string(try format(text, arguments, line: line)) }
+    case "format":
+      return { arguments, line throws(JinjaError) in .string(try format(text, arguments, line: line, budget)) }
     default: return nil
     }
   }
 
-  static func replace(_ text: String, _ old: String, _ new: String, count: Int) -> String {
-    guard !old.isEmpty else { return text }
+  /// `str.replace`; each replacement is charged to `budget`, and the text
+  /// stops short once it is spent (the caller then throws).
+  static func replace(_ text: String, _ old: String, _ new: String, count: Int, _ budget: JinjaBudget) -> String {
+    guard !old.isEmpty, budget.spend(searching: old.utf8.count, in: text.utf8.count) else { return text }
     var out = ""
     var rest = Substring(text)
     var done = 0
-    while count < 0 || done < count, let range = rest.range(of: old) {
+    while count < 0 || done < count, budget.spend(allocating: new.utf8.count), let range = rest.range(of: old) {
       out += rest[..<range.lowerBound]
       out += new
       rest = rest[range.upperBound...]
@@ -188,7 +234,9 @@ enum JinjaMethods {
   }
 
   /// `"{} {name}".format(...)`: positional and named fields, no format specs.
-  private static func format(_ text: String, _ arguments: JinjaArguments, line: Int) throws(JinjaError) -> String {
+  private static func format(_ text: String, _ arguments: JinjaArguments, line: Int, _ budget: JinjaBudget)
+    throws(JinjaError) -> String
+  {
     var out = ""
     var automatic = 0
     var iterator = text.makeIterator()
@@ -222,12 +270,15 @@ enum JinjaMethods {
         value = automatic < arguments.positional.count ? arguments.positional[automatic] : nil
         automatic += 1
       } else if let index = Int(field) {
-        value = index < arguments.positional.count ? arguments.positional[index] : nil
+        // `{-1}` is a negative index, which Python refuses too.
+        value = arguments.positional.indices.contains(index) ? arguments.positional[index] : nil
       } else {
         value = arguments.keyword.first { $0.0 == field }?.1
       }
       guard let value else { throw JinjaError(kind: .runtime, message: "format: missing argument", line: line) }
-      out += value.pythonString
+      let piece = value.pythonString(budget)
+      try budget.allocate(piece.utf8.count, line)
+      out += piece
     }
     return out
   }

@@ -16,8 +16,11 @@ extension JinjaParser {
   }
 
   mutating func parseExpression() throws(JinjaError) -> JinjaExpression {
+    try enter()
+    defer { leave() }
     var expression = try parseOr()
     while skip(name: "if") {
+      try chain()
       let condition = try parseOr()
       let otherwise = skip(name: "else") ? try parseExpression() : nil
       expression = .conditional(expression, condition: condition, otherwise: otherwise)
@@ -27,18 +30,28 @@ extension JinjaParser {
 
   private mutating func parseOr() throws(JinjaError) -> JinjaExpression {
     var left = try parseAnd()
-    while skip(name: "or") { left = .binary("or", left, try parseAnd()) }
+    while skip(name: "or") {
+      try chain()
+      left = .binary("or", left, try parseAnd())
+    }
     return left
   }
 
   private mutating func parseAnd() throws(JinjaError) -> JinjaExpression {
     var left = try parseNot()
-    while skip(name: "and") { left = .binary("and", left, try parseNot()) }
+    while skip(name: "and") {
+      try chain()
+      left = .binary("and", left, try parseNot())
+    }
     return left
   }
 
   private mutating func parseNot() throws(JinjaError) -> JinjaExpression {
-    if skip(name: "not") { return .unary("not", try parseNot()) }
+    if skip(name: "not") {
+      try enter()
+      defer { leave() }
+      return .unary("not", try parseNot())
+    }
     return try parseCompare()
   }
 
@@ -48,6 +61,7 @@ extension JinjaParser {
     while true {
       if case .symbol(let symbol) = current.kind, ["==", "!=", "<", ">", "<=", ">="].contains(symbol) {
         advance()
+        try chain()
         operations.append((symbol, try parseAdditive()))
       } else if skip(name: "in") {
         operations.append(("in", try parseAdditive()))
@@ -65,6 +79,7 @@ extension JinjaParser {
     var left = try parseConcat()
     while case .symbol(let symbol) = current.kind, symbol == "+" || symbol == "-" {
       advance()
+      try chain()
       left = .binary(symbol, left, try parseConcat())
     }
     return left
@@ -72,7 +87,10 @@ extension JinjaParser {
 
   private mutating func parseConcat() throws(JinjaError) -> JinjaExpression {
     var left = try parseMultiplicative()
-    while skip(symbol: "~") { left = .binary("~", left, try parseMultiplicative()) }
+    while skip(symbol: "~") {
+      try chain()
+      left = .binary("~", left, try parseMultiplicative())
+    }
     return left
   }
 
@@ -80,6 +98,7 @@ extension JinjaParser {
     var left = try parsePower()
     while case .symbol(let symbol) = current.kind, ["*", "/", "//", "%"].contains(symbol) {
       advance()
+      try chain()
       left = .binary(symbol, left, try parsePower())
     }
     return left
@@ -87,12 +106,17 @@ extension JinjaParser {
 
   private mutating func parsePower() throws(JinjaError) -> JinjaExpression {
     var left = try parseUnary(withFilter: true)
-    while skip(symbol: "**") { left = .binary("**", left, try parseUnary(withFilter: true)) }
+    while skip(symbol: "**") {
+      try chain()
+      left = .binary("**", left, try parseUnary(withFilter: true))
+    }
     return left
   }
 
   private mutating func parseUnary(withFilter: Bool) throws(JinjaError) -> JinjaExpression {
     var node: JinjaExpression
+    try enter()
+    defer { leave() }
     if skip(symbol: "-") {
       node = .unary("-", try parseUnary(withFilter: false))
     } else if skip(symbol: "+") {
@@ -156,6 +180,7 @@ extension JinjaParser {
     var node = base
     while true {
       if skip(symbol: ".") {
+        try chain()
         switch current.kind {
         case .name(let name): node = .attribute(node, name)
         case .integer(let value): node = .item(node, .literal(.int(value)))
@@ -163,8 +188,10 @@ extension JinjaParser {
         }
         advance()
       } else if skip(symbol: "[") {
+        try chain()
         node = try parseSubscript(node)
       } else if current.kind == .symbol("(") {
+        try chain()
         node = .call(node, try parseCallArguments())
       } else {
         return node
@@ -211,9 +238,11 @@ extension JinjaParser {
     while true {
       if current.kind == .symbol("|") {
         for (name, arguments) in try parseFilterChain(first: false) {
+          try chain()
           node = .filter(node, name: name, arguments)
         }
       } else if skip(name: "is") {
+        try chain()
         let negated = skip(name: "not")
         let name = try expectName()
         var arguments = JinjaCallArguments()
@@ -224,6 +253,7 @@ extension JinjaParser {
         }
         node = .test(node, name: name, negated: negated, arguments)
       } else if current.kind == .symbol("(") {
+        try chain()
         node = .call(node, try parseCallArguments())
       } else {
         return node

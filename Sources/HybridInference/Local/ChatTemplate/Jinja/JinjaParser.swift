@@ -1,15 +1,37 @@
 /// Builds the statement tree from tokens, failing with the template line on
 /// anything outside the supported subset (`include`, `extends`, an unknown
 /// filter or test), as jinja2 fails at compile time.
+///
+/// Parsing is bounded as rendering is: the parser recurses once per nested
+/// block, bracket or prefix operator, and the tree it builds is freed
+/// recursively, so both nesting (`maximumDepth`) and the operators of one
+/// tag (`maximumOperators`, which chain into a tree as deep) are limited.
 struct JinjaParser {
   var tokens: [JinjaToken]
   var index = 0
+  /// How many blocks and expressions enclose the current one.
+  private var depth = 0
+  /// Operators, postfixes and filters in the current tag.
+  private var operators = 0
+
+  /// jinja2 on CPython reaches its recursion limit near 100 nested
+  /// brackets; real templates nest blocks and brackets under 20 deep.
+  static let maximumDepth = 100
+  /// The longest tag of the reference templates has under 100.
+  static let maximumOperators = 2_000
+  /// The largest reference template is 16.7 KB (gpt-oss): 30 times that.
+  /// Lexing and parsing are linear, so this bounds their time too.
+  static let maximumSourceBytes = 512 << 10
 
   init(tokens: [JinjaToken]) {
     self.tokens = tokens
   }
 
   static func parse(_ source: String) throws(JinjaError) -> [JinjaNode] {
+    guard source.utf8.count <= maximumSourceBytes else {
+      throw JinjaError(
+        kind: .limit, message: "the template is \(source.utf8.count) bytes, over \(maximumSourceBytes)", line: 0)
+    }
     var parser = JinjaParser(tokens: try JinjaLexer.tokenize(source))
     let (nodes, end) = try parser.parseBody(until: [])
     if let end { throw parser.error("unexpected '\(end)'") }
@@ -23,6 +45,24 @@ struct JinjaParser {
   }
 
   mutating func advance() { index += 1 }
+
+  /// One level deeper; pair with `leave`.
+  mutating func enter() throws(JinjaError) {
+    depth += 1
+    if depth > Self.maximumDepth {
+      throw error("nested more than \(Self.maximumDepth) deep", kind: .limit)
+    }
+  }
+
+  mutating func leave() { depth -= 1 }
+
+  /// One more operator in the current tag.
+  mutating func chain() throws(JinjaError) {
+    operators += 1
+    if operators > Self.maximumOperators {
+      throw error("more than \(Self.maximumOperators) operators in one tag", kind: .limit)
+    }
+  }
 
   /// Consumes `symbol` if it is next.
   mutating func skip(symbol: String) -> Bool {
@@ -60,6 +100,8 @@ struct JinjaParser {
   /// Statements up to one of the `ends` block tags, which is consumed (its
   /// name returned) but not its `%}`.
   mutating func parseBody(until ends: Set<String>) throws(JinjaError) -> ([JinjaNode], String?) {
+    try enter()
+    defer { leave() }
     var nodes: [JinjaNode] = []
     while true {
       let token = current
@@ -72,12 +114,14 @@ struct JinjaParser {
         nodes.append(JinjaNode(statement: .text(text), line: token.line))
       case .variableBegin:
         advance()
+        operators = 0
         let expression = try parseTuple()
         guard current.kind == .variableEnd else { throw error("expected '}}'") }
         advance()
         nodes.append(JinjaNode(statement: .output(expression), line: token.line))
       case .blockBegin:
         advance()
+        operators = 0
         let keyword = try expectName()
         if ends.contains(keyword) { return (nodes, keyword) }
         nodes.append(JinjaNode(statement: try parseStatement(keyword), line: token.line))

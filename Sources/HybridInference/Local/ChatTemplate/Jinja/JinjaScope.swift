@@ -21,4 +21,10 @@ final class JinjaScope {
   func set(_ name: String, _ value: JinjaValue) {
     variables[name] = value
   }
+
+  /// Drops every variable: the end of a render, where a macro stored here
+  /// (whose closure holds this scope) would otherwise keep both alive.
+  func clear() {
+    variables = [:]
+  }
 }

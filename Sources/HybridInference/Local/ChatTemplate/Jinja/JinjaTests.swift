@@ -7,9 +7,9 @@ enum JinjaTests {
     "callable", "lower", "upper", "gt", "lt", "ge", "le", "greaterthan", "lessthan",
   ]
 
-  static func apply(_ name: String, _ value: JinjaValue, _ arguments: JinjaArguments, line: Int) throws(JinjaError)
-    -> Bool
-  {
+  static func apply(
+    _ name: String, _ value: JinjaValue, _ arguments: JinjaArguments, line: Int, _ budget: JinjaBudget
+  ) throws(JinjaError) -> Bool {
     let other = arguments.positional.first ?? .none
     switch name {
     case "defined": return !value.isUndefined
@@ -28,8 +28,8 @@ enum JinjaTests {
     case "boolean": if case .bool = value { return true } else { return false }
     case "true": if case .bool(true) = value { return true } else { return false }
     case "false": if case .bool(false) = value { return true } else { return false }
-    case "equalto", "eq", "==": return value.pythonEquals(other)
-    case "ne", "!=": return !value.pythonEquals(other)
+    case "equalto", "eq", "==": return value.pythonEquals(other, budget)
+    case "ne", "!=": return !value.pythonEquals(other, budget)
     case "sameas":
       switch (value, other) {
       case (.none, .none): return true
@@ -45,17 +45,20 @@ enum JinjaTests {
         guard case .int(let divisor) = other, divisor != 0 else {
           throw JinjaError(kind: .runtime, message: "divisibleby expects a non-zero integer", line: line)
         }
-        return number % divisor == 0
+        // Int.min % -1 traps in Swift; every integer is divisible by -1.
+        return divisor == -1 || number % divisor == 0
       }
       return (number % 2 != 0) == (name == "odd")
-    case "in": return try JinjaOperators.contains(other, value, line: line)
+    case "in": return try JinjaOperators.contains(other, value, line: line, budget)
     case "callable": if case .callable = value { return true } else { return false }
-    case "lower": return value.pythonString == value.pythonString.lowercased()
-    case "upper": return value.pythonString == value.pythonString.uppercased()
-    case "gt", "greaterthan": return try JinjaOperators.compare(">", value, other, line: line)
-    case "lt", "lessthan": return try JinjaOperators.compare("<", value, other, line: line)
-    case "ge": return try JinjaOperators.compare(">=", value, other, line: line)
-    case "le": return try JinjaOperators.compare("<=", value, other, line: line)
+    case "lower", "upper":
+      let text = value.pythonString(budget)
+      try budget.allocate(text.utf8.count, line)
+      return text == (name == "lower" ? text.lowercased() : text.uppercased())
+    case "gt", "greaterthan": return try JinjaOperators.compare(">", value, other, line: line, budget)
+    case "lt", "lessthan": return try JinjaOperators.compare("<", value, other, line: line, budget)
+    case "ge": return try JinjaOperators.compare(">=", value, other, line: line, budget)
+    case "le": return try JinjaOperators.compare("<=", value, other, line: line, budget)
     default: throw JinjaError(kind: .unsupported, message: "no test named '\(name)'", line: line)
     }
   }

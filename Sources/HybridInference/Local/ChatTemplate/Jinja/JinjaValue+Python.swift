@@ -4,28 +4,68 @@ import Foundation
 /// a template prints or compares a value.
 extension JinjaValue {
   /// `str(value)`: what `{{ value }}` prints.
-  var pythonString: String {
+  func pythonString(_ budget: JinjaBudget) -> String {
     switch self {
     case .undefined: ""
     case .string(let text): text
-    default: pythonRepr
+    default: pythonRepr(budget)
     }
   }
 
-  /// `repr(value)`: how values print inside lists and dicts.
-  var pythonRepr: String {
+  /// `repr(value)`: how values print inside lists and dicts. Every item and
+  /// byte is charged to `budget`; once it is spent the text stops short (the
+  /// render then fails, so the short text is never used).
+  func pythonRepr(_ budget: JinjaBudget) -> String {
+    var out = ""
+    var visiting: Set<ObjectIdentifier> = []
+    writeRepr(into: &out, budget, &visiting)
+    return out
+  }
+
+  /// `str(value)` outside a render (the tests read their fixtures with it), within a default budget.
+  var pythonString: String { pythonString(JinjaBudget(JinjaBudget.Limits(inputBytes: 0, items: 0))) }
+
+  private func writeRepr(into out: inout String, _ budget: JinjaBudget, _ visiting: inout Set<ObjectIdentifier>) {
+    // An item, and a string's bytes (up to four per byte escaped) before they are written.
+    guard budget.spend(steps: 1), budget.spend(allocating: 8) else { return }
+    if case .string(let text) = self, !budget.spend(allocating: 4 * text.utf8.count) { return }
     switch self {
-    case .undefined: ""
-    case .none: "None"
-    case .bool(let value): value ? "True" : "False"
-    case .int(let value): String(value)
-    case .double(let value): Self.pythonFloat(value)
-    case .string(let text): Self.quoted(text)
-    case .array(let items): "[" + items.map(\.pythonRepr).joined(separator: ", ") + "]"
+    case .undefined: break
+    case .none: out += "None"
+    case .bool(let value): out += value ? "True" : "False"
+    case .int(let value): out += String(value)
+    case .double(let value): out += Self.pythonFloat(value)
+    case .string(let text): out += Self.quoted(text)
+    case .array(let items):
+      out += "["
+      for (index, item) in items.enumerated() {
+        if index > 0 { out += ", " }
+        item.writeRepr(into: &out, budget, &visiting)
+        if budget.failure != nil { return }
+      }
+      out += "]"
     case .dict(let dict):
-      "{" + dict.pairs.map { dict.keyValue($0.0).pythonRepr + ": " + $0.1.pythonRepr }.joined(separator: ", ") + "}"
-    case .namespace(let namespace): "<Namespace \(JinjaValue.dict(namespace.attributes).pythonRepr)>"
-    case .callable(let function): "<function \(function.name)>"
+      out += "{"
+      for (index, (key, value)) in dict.pairs.enumerated() {
+        if index > 0 { out += ", " }
+        dict.keyValue(key).writeRepr(into: &out, budget, &visiting)
+        out += ": "
+        value.writeRepr(into: &out, budget, &visiting)
+        if budget.failure != nil { return }
+      }
+      out += "}"
+    case .namespace(let namespace):
+      // Python's dict repr prints a dict already being printed as `{...}`.
+      let identity = ObjectIdentifier(namespace)
+      guard visiting.insert(identity).inserted else {
+        out += "<Namespace {...}>"
+        return
+      }
+      out += "<Namespace "
+      JinjaValue.dict(namespace.attributes).writeRepr(into: &out, budget, &visiting)
+      out += ">"
+      visiting.remove(identity)
+    case .callable(let function): out += "<function \(function.name)>"
     }
   }
 
@@ -72,16 +112,20 @@ extension JinjaValue {
     return out
   }
 
-  /// Python's `==` (an undefined value equals nothing but another undefined one).
-  func pythonEquals(_ other: JinjaValue) -> Bool {
+  /// Python's `==` (an undefined value equals nothing but another undefined
+  /// one); each pair compared is a step of `budget`, false once it is spent.
+  func pythonEquals(_ other: JinjaValue, _ budget: JinjaBudget) -> Bool {
+    guard budget.spend(steps: 1) else { return false }
     switch (self, other) {
     case (.undefined, .undefined), (.none, .none): return true
-    case (.string(let a), .string(let b)): return a == b
+    case (.string(let a), .string(let b)):
+      budget.spend(scanning: min(a.utf8.count, b.utf8.count))
+      return a == b
     case (.array(let a), .array(let b)):
-      return a.count == b.count && zip(a, b).allSatisfy { $0.pythonEquals($1) }
+      return a.count == b.count && zip(a, b).allSatisfy { $0.pythonEquals($1, budget) }
     case (.dict(let a), .dict(let b)):
       return a.keys.count == b.keys.count
-        && a.pairs.allSatisfy { key, value in b[key].map { value.pythonEquals($0) } ?? false }
+        && a.pairs.allSatisfy { key, value in b[key].map { value.pythonEquals($0, budget) } ?? false }
     case (.namespace(let a), .namespace(let b)): return a === b
     default:
       if let a = numeric, let b = other.numeric { return a == b }
@@ -99,12 +143,16 @@ extension JinjaValue {
     }
   }
 
-  /// Python's `<`; nil when the two cannot be ordered.
-  func pythonLess(_ other: JinjaValue) -> Bool? {
+  /// Python's `<`; nil when the two cannot be ordered. Each pair compared
+  /// is a step of `budget`.
+  func pythonLess(_ other: JinjaValue, _ budget: JinjaBudget) -> Bool? {
+    guard budget.spend(steps: 1) else { return false }
     switch (self, other) {
-    case (.string(let a), .string(let b)): return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
+    case (.string(let a), .string(let b)):
+      budget.spend(scanning: min(a.utf8.count, b.utf8.count))
+      return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
     case (.array(let a), .array(let b)):
-      for (x, y) in zip(a, b) where !x.pythonEquals(y) { return x.pythonLess(y) }
+      for (x, y) in zip(a, b) where !x.pythonEquals(y, budget) { return x.pythonLess(y, budget) }
       return a.count < b.count
     default:
       if case .int(let a) = self, case .int(let b) = other { return a < b }

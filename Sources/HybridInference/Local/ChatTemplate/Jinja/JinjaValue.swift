@@ -49,14 +49,49 @@ enum JinjaValue {
     }
   }
 
-  /// The items iteration visits: list elements, dict keys, string characters.
-  func iterated(line: Int) throws(JinjaError) -> [JinjaValue] {
+  /// The items iteration visits: list elements, dict keys, string
+  /// characters; a list made for it is charged to `budget`.
+  func iterated(line: Int, _ budget: JinjaBudget) throws(JinjaError) -> [JinjaValue] {
     switch self {
     case .undefined: return []
     case .array(let items): return items
-    case .dict(let dict): return dict.keys.map { dict.keyValue($0) }
-    case .string(let text): return text.map { .string(String($0)) }
+    case .dict(let dict):
+      try budget.allocate(elements: dict.keys.count, line)
+      return dict.keys.map { dict.keyValue($0) }
+    case .string(let text):
+      // Each character becomes a string of its own: its bytes plus a value each.
+      try budget.allocate(elements: text.utf8.count, line)
+      try budget.allocate(text.utf8.count, line)
+      return text.map { .string(String($0)) }
     default: throw JinjaError(kind: .runtime, message: "'\(typeName)' object is not iterable", line: line)
+    }
+  }
+
+  /// How deeply lists, dicts and namespaces nest in this value (a scalar is
+  /// 0), up to just past `limit`; a namespace counts as the depth it recorded
+  /// when its attributes were set, so cycles through namespaces end. Each
+  /// item visited is a step of `budget`.
+  func nestingDepth(limit: Int, _ budget: JinjaBudget) -> Int {
+    guard budget.spend(steps: 1) else { return 0 }
+    switch self {
+    case .array(let items):
+      guard limit > 0 else { return 1 }
+      var deepest = 0
+      for item in items {
+        deepest = max(deepest, item.nestingDepth(limit: limit - 1, budget))
+        if deepest >= limit { break }
+      }
+      return deepest + 1
+    case .dict(let dict):
+      guard limit > 0 else { return 1 }
+      var deepest = 0
+      for (_, item) in dict.pairs {
+        deepest = max(deepest, item.nestingDepth(limit: limit - 1, budget))
+        if deepest >= limit { break }
+      }
+      return deepest + 1
+    case .namespace(let namespace): return namespace.depth
+    default: return 0
     }
   }
 }
@@ -89,15 +124,15 @@ struct JinjaDict {
   /// an encoded string; this is the key as the template wrote it.
   private var nonStringKeys: [String: JinjaValue] = [:]
 
-  static func storageKey(_ key: JinjaValue) -> String {
+  static func storageKey(_ key: JinjaValue, _ budget: JinjaBudget) -> String {
     if case .string(let text) = key { return text }
-    return "\u{1}" + key.pythonRepr
+    return "\u{1}" + key.pythonRepr(budget)
   }
 
   func keyValue(_ stored: String) -> JinjaValue { nonStringKeys[stored] ?? .string(stored) }
 
-  mutating func set(_ key: JinjaValue, _ value: JinjaValue) {
-    let stored = Self.storageKey(key)
+  mutating func set(_ key: JinjaValue, _ value: JinjaValue, _ budget: JinjaBudget) {
+    let stored = Self.storageKey(key, budget)
     if case .string = key {} else { nonStringKeys[stored] = key }
     self[stored] = value
   }
@@ -110,7 +145,15 @@ struct JinjaDict {
 /// carry state out of its own scope.
 final class JinjaNamespace {
   var attributes = JinjaDict()
-  init(_ attributes: JinjaDict) { self.attributes = attributes }
+  /// How deeply values nest inside this namespace (itself included), as of
+  /// the last attribute set: `JinjaBudget.Limits.valueDepth` bounds it, so a
+  /// loop that wraps a namespace in itself cannot build a chain that would
+  /// overflow the stack when printed or freed.
+  var depth = 1
+  init(_ attributes: JinjaDict, depth: Int = 1) {
+    self.attributes = attributes
+    self.depth = depth
+  }
 }
 
 /// A function a template can call: a macro, a bound method or a global.

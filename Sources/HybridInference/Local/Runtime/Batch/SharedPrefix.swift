@@ -11,11 +11,14 @@ extension LlamaModel {
   /// is rendered twice with two different bodies, and only what the two
   /// renderings share, and the prompt starts with, counts.
   func shareablePrefix(
-    of prompt: [llama_token], messages: [ChatTemplate.Message], tools: [ToolDeclaration]
+    of prompt: [llama_token], messages: [ChatTemplate.Message], tools: [ToolDeclaration],
+    cancellation: JinjaCancellation? = nil
   ) throws(HybridInferenceError) -> Int {
     let opening = messages.prefix { $0.role == "system" }
     func probe(_ body: String) throws(HybridInferenceError) -> [llama_token] {
-      try tokenize(template.render(opening + [.init(role: "user", content: body)], tools: tools, log: .silent))
+      try tokenize(
+        template.render(
+          opening + [.init(role: "user", content: body)], tools: tools, log: .silent, cancellation: cancellation))
     }
     let first = try probe("A")
     let second = try probe("B")

@@ -1,0 +1,31 @@
+import Foundation
+
+@testable import HybridInference
+
+/// libFuzzer target: the JSON prefix parser (issue 19, point 6), which
+/// reads every delta of a model's structured answer and every schema text.
+///
+/// The input is parsed as a complete document and, cut at three places, as
+/// the beginning of one. A syntax error is the expected outcome of garbage;
+/// a trap, an ASan report, a leak or a timeout is a finding, and so are two
+/// properties the streaming path relies on: a document that parses whole
+/// gives the same value read as a prefix, and the value of a prefix is
+/// itself a complete document.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzJSONPrefix(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+  let text = String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+  if let whole = try? JSONPrefixParser.parse(text) {
+    guard let prefix = try? JSONPrefixParser.parsePrefix(text), prefix == whole else {
+      fatalError("a complete document reads differently as a prefix")
+    }
+  }
+  let utf8 = Array(text.utf8)
+  for cut in Set([utf8.count / 3, utf8.count / 2, max(0, utf8.count - 1)]) {
+    let prefix = String(decoding: utf8[..<cut], as: UTF8.self)
+    guard let value = try? JSONPrefixParser.parsePrefix(prefix) else { continue }
+    guard (try? JSONPrefixParser.parse(value.jsonText)) != nil else {
+      fatalError("the value of a prefix is not a document: \(value.jsonText.prefix(200))")
+    }
+  }
+  return 0
+}

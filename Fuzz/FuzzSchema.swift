@@ -1,0 +1,25 @@
+import Foundation
+
+@testable import HybridInference
+
+/// libFuzzer target: a JSON Schema to the grammar that constrains local
+/// decoding (issue 19, point 6). A schema is input: an app may take it from
+/// a server or a user, and a tool's parameters come from its declaration.
+///
+/// The input is parsed as `GenerationSchema(jsonSchema:)`; a schema that
+/// parses becomes GBNF (`SchemaGrammar.gbnf`) and, as a tool's parameters,
+/// a tool-call grammar in each template syntax. A typed error is the
+/// expected outcome of garbage; a trap, an ASan report, a leak or a timeout
+/// is a finding.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzSchema(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+  let text = String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+  guard let schema = try? GenerationSchema(jsonSchema: text) else { return 0 }
+  _ = try? SchemaGrammar.gbnf(for: schema)
+  _ = try? schema.jsonSchemaText()
+  let tool = ToolDeclaration(name: "fuzz_tool", description: "A tool.", parameters: schema)
+  for syntax in [ToolCallSyntax.generic, .hermes, .llama3, .mistralJSON] {
+    _ = try? ToolCallGrammar.gbnf(for: [tool], syntax: syntax)
+  }
+  return 0
+}

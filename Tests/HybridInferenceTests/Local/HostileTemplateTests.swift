@@ -1,0 +1,263 @@
+import Foundation
+import TestPrerequisites
+import XCTest
+
+@testable import HybridInference
+
+/// Chat templates written to end or freeze the host (issue 19): arithmetic
+/// traps, unbounded recursion, allocation and time bombs. They come from
+/// scripts/make-hostile-templates.py, as .jinja files and inside tiny GGUFs.
+///
+/// Each must end in a typed template error (so the prompt falls back to
+/// llama.cpp's matcher), or render as jinja2 renders it, within a second and
+/// 100 MB, the process alive. Through the public API each runs in a child
+/// process (this test binary again, `HostileTemplateScenario`), watched for
+/// 60 s and 3 GiB as an app's supervisor would; before the fix 12 of the 13
+/// kinds of the issue killed or froze the child.
+final class HostileTemplateTests: XCTestCase {
+  /// Each kind and what it gets now: the error kind and a fragment of its message.
+  private static let expected: [String: (kind: JinjaError.Kind, fragment: String)] = [
+    "power-overflow": (.runtime, "integer overflow in **"),
+    "floor-division-overflow": (.runtime, "integer overflow in //"),
+    "unary-minus-overflow": (.runtime, "integer overflow in unary -"),
+    "percent-format-overflow": (.runtime, "is not a 64-bit integer"),
+    "string-method-negative-index": (.runtime, "format: missing argument"),
+    "self-recursive-macro": (.limit, "macro 'turn' called more than 64 deep"),
+    "deep-expression-nesting": (.limit, "nested more than 100 deep"),
+    "deep-block-nesting": (.limit, "nested more than 100 deep"),
+    "repeat-bomb": (.limit, "bytes allocated"),
+    "doubling-loop": (.limit, "bytes allocated"),
+    "huge-range": (.runtime, "range too big"),
+    "nested-loops": (.limit, "loop iterations"),
+    "namespace-chain": (.limit, "a value nested deeper than 128"),
+    "shared-value-repr": (.limit, "steps"),
+    "int-filter-infinity": (.runtime, "is not a 64-bit integer"),
+  ]
+  /// The one kind jinja2 renders (a namespace that holds itself prints as
+  /// `<Namespace {...}>`): it must render the same.
+  private static let rendered = [
+    "self-containing-namespace":
+      "<|im_start|>user\nHello<Namespace {'turns': 0, 'self': <Namespace {...}>}><|im_end|>\n<|im_start|>assistant\n"
+  ]
+
+  private static var variables: [String: JinjaValue] {
+    [
+      "messages": .array([.dict(JinjaDict([("role", .string("user")), ("content", .string("Hello"))]))]),
+      "add_generation_prompt": .bool(true),
+    ]
+  }
+
+  func testEveryHostileKind_inTheEngine_endsInATypedErrorOrJinja2sOutput() throws {
+    let hostile = try HostileTemplates.shared.get()
+    XCTAssertEqual(Set(hostile.kinds), Set(Self.expected.keys).union(Self.rendered.keys))
+    for kind in hostile.kinds {
+      let source = try String(contentsOfFile: hostile.directory + "/\(kind).jinja", encoding: .utf8)
+      let start = ContinuousClock.now
+      let result = Result { () throws(JinjaError) in try JinjaTemplate(source).render(Self.variables) }
+      let elapsed = ContinuousClock.now - start
+      XCTAssertLessThan(elapsed, .seconds(1), "\(kind) took \(elapsed)")
+      print("hostile template \(kind): \(elapsed), \(result)")
+      switch (result, Self.expected[kind], Self.rendered[kind]) {
+      case (.failure(let error), let want?, _):
+        XCTAssertEqual(error.kind, want.kind, "\(kind): \(error)")
+        XCTAssertTrue(error.message.contains(want.fragment), "\(kind): \(error)")
+      case (.success(let output), _, let want?):
+        XCTAssertEqual(output, want, kind)
+      case (.success(let output), _, _):
+        XCTFail("\(kind) rendered: \(output.prefix(200))")
+      case (.failure(let error), _, _):
+        XCTFail("\(kind) failed where jinja2 renders: \(error)")
+      }
+    }
+  }
+
+  func testEveryHostileKind_throughThePublicAPI_endsInTheFallbackWithinASecondAndUnder100MB() throws {
+    _ = try LocalTestModels.require(LocalTestModels.defaultPath)
+    let hostile = try HostileTemplates.shared.get()
+    for kind in hostile.kinds {
+      let outcome = try HostileChild.run(model: hostile.directory + "/\(kind).gguf")
+      guard case .finished(let report) = outcome else {
+        XCTFail("\(kind): \(outcome)")
+        continue
+      }
+      print("hostile model \(kind): \(report)")
+      let wanted = Self.rendered[kind] == nil ? "fallback" : "template"
+      XCTAssertEqual(report["outcome"], wanted, "\(kind): \(report)")
+      XCTAssertLessThan(Double(report["seconds"] ?? "") ?? .infinity, 1, "\(kind): \(report)")
+      XCTAssertLessThan(Double(report["extraMiB"] ?? "") ?? .infinity, 100, "\(kind): \(report)")
+    }
+  }
+}
+
+/// One hostile model in this process, run by `HostileTemplateTests` in a
+/// child (skipped in an ordinary run): loads the model, asks one question
+/// through a session, and prints how it ended, how long the request took and
+/// how far the process's peak memory rose above what it held before.
+final class HostileTemplateScenario: XCTestCase {
+  func testScenario() async throws {
+    guard let path = ProcessInfo.processInfo.environment["HYBRID_HOSTILE_MODEL"] else {
+      throw XCTSkip("run by HostileTemplateTests in a child process")
+    }
+    let model = LocalSystemModel(modelPath: path, contextSize: 512, threads: 1)
+    try await model.prepare()
+    // Linux resets the peak (VmHWM) to the current size when 5 is written here.
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    let before = HostileChild.memory("VmRSS")
+    let messages = Locked<[String]>([])
+    let session = GenerativeModelSession(
+      model: model, logHandler: LogHandler { record in messages.withLock { $0.append(record.message) } })
+    let start = ContinuousClock.now
+    var outcome: String
+    do {
+      _ = try await session.respond(
+        to: "Hello",
+        options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 1)))
+      let fellBack = messages.withLock { $0.contains { $0.contains("the model's chat template could not be used") } }
+      outcome = fellBack ? "fallback" : "template"
+    } catch let error as HybridInferenceError {
+      outcome = "error(\(error))".replacingOccurrences(of: " ", with: "_")
+    }
+    let elapsed = ContinuousClock.now - start
+    let extra = Double(HostileChild.memory("VmHWM") - before) / 1_048_576
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    print("HOSTILE-RESULT outcome=\(outcome) seconds=\(seconds) extraMiB=\(extra)")
+  }
+}
+
+/// Runs `HostileTemplateScenario` in a child process under a watchdog.
+enum HostileChild {
+  enum Outcome: CustomStringConvertible {
+    case finished([String: String])
+    case killed(String)
+    var description: String {
+      switch self {
+      case .finished(let report): "finished \(report)"
+      case .killed(let why): why
+      }
+    }
+  }
+
+  static let timeLimit: Duration = .seconds(60)
+  static let memoryLimit = 3 << 30
+
+  static func run(model: String) throws -> Outcome {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = ["HybridInferenceTests.HostileTemplateScenario/testScenario"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["HYBRID_HOSTILE_MODEL"] = model
+    child.environment = environment
+    let output = Pipe()
+    child.standardOutput = output
+    child.standardError = output
+    let log = Locked(Data())
+    output.fileHandleForReading.readabilityHandler = { handle in
+      let data = handle.availableData
+      log.withLock { $0.append(data) }
+    }
+    try child.run()
+    let start = ContinuousClock.now
+    var killed: String?
+    while child.isRunning {
+      let resident = memory("VmRSS", pid: child.processIdentifier)
+      if resident > memoryLimit {
+        killed = "killed by the watchdog at \(resident >> 20) MiB"
+      } else if ContinuousClock.now - start > timeLimit {
+        killed = "killed by the watchdog after \(timeLimit)"
+      }
+      if killed != nil {
+        child.terminate()
+        kill(child.processIdentifier, SIGKILL)
+        break
+      }
+      usleep(20_000)
+    }
+    child.waitUntilExit()
+    output.fileHandleForReading.readabilityHandler = nil
+    let text = String(decoding: log.withLock { $0 } + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    if let killed { return .killed(killed) }
+    guard child.terminationReason == .exit, child.terminationStatus == 0 else {
+      return .killed(
+        "the child died (\(child.terminationReason == .exit ? "exit" : "signal") \(child.terminationStatus)): \(text.suffix(1500))"
+      )
+    }
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("HOSTILE-RESULT ") }) else {
+      return .killed("no result: \(text.suffix(1500))")
+    }
+    var report: [String: String] = [:]
+    for field in line.split(separator: " ").dropFirst() {
+      let parts = field.split(separator: "=", maxSplits: 1)
+      if parts.count == 2 { report[String(parts[0])] = String(parts[1]) }
+    }
+    return .finished(report)
+  }
+
+  /// A size line of /proc/<pid>/status (`VmRSS`, `VmHWM`), in bytes; 0 when unreadable.
+  static func memory(_ field: String, pid: Int32? = nil) -> Int {
+    let path = "/proc/\(pid.map(String.init) ?? "self")/status"
+    guard let status = try? String(contentsOfFile: path, encoding: .utf8),
+      let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+    else { return 0 }
+    let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+    return kilobytes * 1024
+  }
+}
+
+/// Runs scripts/make-hostile-templates.py once per test process.
+final class HostileTemplates: Sendable {
+  struct Output: Sendable {
+    var directory: String
+    var kinds: [String]
+  }
+
+  static let shared = HostileTemplates()
+
+  let output: Result<Output, CraftedModelsUnavailable>
+
+  private init() {
+    output = Result { () throws(CraftedModelsUnavailable) in try Self.generate() }
+  }
+
+  /// The files, or a failure under CI and a skip elsewhere when the venv is missing.
+  func get() throws -> Output {
+    switch output {
+    case .success(let output): return output
+    case .failure(let failure):
+      if failure.isBroken { XCTFail(failure.message) }
+      throw Prerequisite.missing(failure.message)
+    }
+  }
+
+  private static func generate() throws(CraftedModelsUnavailable) -> Output {
+    let environment = ProcessInfo.processInfo.environment
+    let python =
+      environment["HYBRID_TEST_PYTHON"]
+      ?? DefaultModelLocation.cacheDirectory(environment: environment) + "/venv/bin/python"
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+      throw CraftedModelsUnavailable(
+        message: "no Python venv at \(python): run `make test`, which provisions it", isBroken: false)
+    }
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../../scripts/make-hostile-templates.py").standardized.path
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("hybrid-hostile-\(ProcessInfo.processInfo.processIdentifier)").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [script, directory]
+    let stdout = Pipe()
+    process.standardOutput = stdout
+    do {
+      try process.run()
+    } catch {
+      throw CraftedModelsUnavailable(message: "cannot run \(python): \(error)", isBroken: true)
+    }
+    let data = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw CraftedModelsUnavailable(
+        message: "make-hostile-templates.py exited with \(process.terminationStatus)", isBroken: true)
+    }
+    let kinds = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    return Output(directory: directory, kinds: kinds)
+  }
+}
