@@ -10,6 +10,7 @@ Usage: make-crafted-models.py OUTPUT_DIR   (writes OUTPUT_DIR/<kind>.gguf, print
 """
 import importlib.util
 import os
+import struct
 import sys
 
 import gguf
@@ -77,6 +78,63 @@ def broken_charsmap():
     return u8_array(len(nodes).to_bytes(4, "little") + nodes + b"\0")
 
 
+def u64(value):
+    return gguf.GGUFValue(value=value, type=T.UINT64)
+
+
+def u16(value):
+    return gguf.GGUFValue(value=value, type=T.UINT16)
+
+
+def tensor_offset_field(data, index=0):
+    """The byte position of tensor `index`'s data-offset field in GGUF bytes."""
+    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+    def string(pos):
+        (length,) = struct.unpack_from("<Q", data, pos)
+        return pos + 8 + length
+
+    def value(pos, kind):
+        if kind == 8:
+            return string(pos)
+        if kind == 9:
+            sub, count = struct.unpack_from("<IQ", data, pos)
+            pos += 12
+            if sub != 8:
+                return pos + sizes[sub] * count
+            for _ in range(count):
+                pos = string(pos)
+            return pos
+        return pos + sizes[kind]
+
+    n_tensors, n_kv = struct.unpack_from("<QQ", data, 8)
+    pos = 24
+    for _ in range(n_kv):
+        pos = string(pos)
+        (kind,) = struct.unpack_from("<I", data, pos)
+        pos = value(pos + 4, kind)
+    for i in range(n_tensors):
+        pos = string(pos)
+        (n_dims,) = struct.unpack_from("<I", data, pos)
+        pos += 4 + 8 * n_dims + 4
+        if i == index:
+            return pos
+        pos += 8
+    raise ValueError("no tensor %d" % index)
+
+
+def set_tensor_offset(offset, index=0):
+    """A patch that writes `offset` into tensor `index`'s data offset."""
+
+    def patch(path):
+        with open(path, "r+b") as f:
+            data = f.read()
+            f.seek(tensor_offset_field(data, index))
+            f.write(struct.pack("<Q", offset))
+
+    return patch
+
+
 def rename_arch(kv):
     kv["general.architecture"] = string("tinyllama-from-the-future")
 
@@ -124,6 +182,18 @@ KINDS = {
     "tensor-shape-mismatch": dict(tensor_shapes={"blk.1.attn_q.weight": (tiny.N_EMBD, tiny.N_EMBD // 2)}),
     "embedding-rows-not-vocab": dict(tensor_shapes={"token_embd.weight": (VOCAB - 7, tiny.N_EMBD)}),
     "architecture-unknown": dict(arch="tinyllama-from-the-future"),
+    # arithmetic on header numbers: each of these trapped the check itself (an
+    # Int overflow) before it was overflow-checked; the tests read them in a
+    # child process (HostileInputTests)
+    "tensor-offset-near-int-max": dict(patch=set_tensor_offset(0x7FFF_FFFF_FFFF_FFE0)),
+    "attention-widths-overflow": dict(edit_kv=set_kv(
+        llama__attention__key_length=u32(0xFFFF_FFFF), llama__attention__value_length=u32(0xFFFF_FFFF),
+        llama__rope__dimension_count=u32(0xFFFF_FFFF), llama__attention__head_count=u32(0xC000_0000),
+        llama__attention__head_count_kv=u32(0xC000_0000))),
+    # a layout llama.cpp refuses, and a model whose other parts no check reads
+    "alignment-not-uint32": dict(edit_kv=set_kv(general__alignment=u64(32))),
+    "split-in-two": dict(edit_kv=set_kv(split__count=u16(2), split__no=u16(0), split__tensors__count=gguf.GGUFValue(
+        value=21, type=T.INT32))),
 }
 
 
@@ -133,7 +203,12 @@ def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     for kind, arguments in KINDS.items():
-        tiny.write_model(os.path.join(out_dir, kind + ".gguf"), **arguments)
+        arguments = dict(arguments)
+        patch = arguments.pop("patch", None)
+        path = os.path.join(out_dir, kind + ".gguf")
+        tiny.write_model(path, **arguments)
+        if patch:
+            patch(path)
         print(kind)
 
 

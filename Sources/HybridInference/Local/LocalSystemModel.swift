@@ -20,18 +20,21 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// The GGUF file.
   public let modelPath: String
   /// Tokens of context per session; nil means 4096, or less if the model was
-  /// trained on less.
+  /// trained on less. At most `maximumContextSize`; zero or less makes
+  /// requests throw `invalidOptions`.
   public let contextSize: Int?
-  /// CPU threads for decoding; defaults to the active processor count.
+  /// CPU threads for decoding; defaults to the active processor count. At
+  /// most `maximumThreads`; zero or less makes requests throw `invalidOptions`.
   public let threads: Int
-  /// Tokens decoded per llama.cpp batch during prefill.
+  /// Tokens decoded per llama.cpp batch during prefill; at most the context
+  /// size; zero or less makes requests throw `invalidOptions`.
   public let batchSize: Int
   /// The most requests decoded together, each on a sequence of this model
   /// value's one llama context; more wait their turn. Each sequence holds
   /// `contextSize` tokens of KV cache. The context starts with one sequence
   /// and is made again with this many the first time requests overlap, so
   /// memory grows with this number only in apps that answer sessions at once.
-  /// Clamped to 1...64.
+  /// More than 64 is clamped to 64; zero or less makes requests throw `invalidOptions`.
   public let parallelRequests: Int
   /// False when the app switched on-device inference off.
   public let isEnabled: Bool
@@ -53,9 +56,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     self.allowsGenericToolFormat = allowsGenericToolFormat
     self.modelPath = modelPath
     self.contextSize = contextSize
-    self.threads = max(1, threads ?? ProcessInfo.processInfo.activeProcessorCount)
-    self.batchSize = max(1, batchSize)
-    self.parallelRequests = min(max(1, parallelRequests), 64)
+    self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
+    self.batchSize = batchSize
+    self.parallelRequests = min(parallelRequests, Self.maximumParallelRequests)
     self.isEnabled = isEnabled
     self.fileCheck = ModelFileCheck(path: modelPath)
     self.handle = LoadedModelHandle()
@@ -74,7 +77,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     if isSwitchedOff { return .unavailable(.localInferenceNotEnabled) }
     guard case .success(let file) = fileCheck.check() else { return .unavailable(.modelNotReady) }
     if !DeviceEligibility.missingCPUFeatures.isEmpty { return .unavailable(.deviceNotEligible) }
-    if let available = DeviceEligibility.availableMemory(), requiredMemory(for: file) > available {
+    if let available = DeviceEligibility.availableMemory(),
+      requiredMemory(for: file, loaded: handle.model != nil) > available
+    {
       return .unavailable(.deviceNotEligible)
     }
     return .available
@@ -86,19 +91,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map { String(cString: $0) } == "1"
   }
 
-  /// Memory the model needs: the weights unless already loaded, plus the KV
-  /// cache of every sequence the context may grow to.
-  func requiredMemory(for file: GGUFFile) -> Int {
-    let weights = handle.model == nil ? file.fileSize : 0
-    let tokens = (contextSize ?? 4096) * parallelRequests
-    let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: tokens)
-    return overflow ? Int.max : weights + cache
-  }
-
   /// Loads the model and makes its context now, so that the first request
   /// does not wait for them.
   /// - Parameter progress: Called with 0...1 as the file loads.
   public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
+    try validateSettings()
     let model = try await loadedModel(progress: progress)
     try await handle.context(for: model, settings: settings(for: model)).prepare()
   }
@@ -121,7 +118,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     if case .unavailable(let reason) = availability {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
     }
+    try validateSettings()
     let options = request.options.foundationModels
+    try options?.validate()
     // The schema becomes a grammar before any work, so one the device cannot
     // serve (a pattern) fails at once and a hybrid falls back.
     let grammar = try request.responseSchema.map { schema throws(HybridInferenceError) in
@@ -199,13 +198,6 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// Loads the model if needed.
   public func countTokens(_ text: String) async throws -> Int {
     try await loadedModel(progress: nil).tokenize(text, addSpecial: true, parseSpecial: true).count
-  }
-
-  /// How this model value's context is made.
-  private func settings(for model: LlamaModel) -> BatchedContext.Settings {
-    BatchedContext.Settings(
-      contextSize: contextSize ?? min(4096, model.trainedContextLength), batchSize: batchSize, threads: threads,
-      sequences: parallelRequests)
   }
 
   /// This model value's context once a request has made it (for tests).

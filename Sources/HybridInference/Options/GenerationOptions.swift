@@ -6,9 +6,15 @@
 public struct GenerationOptions: Sendable, Hashable {
   /// How the next token is chosen.
   public var sampling: SamplingMode?
-  /// Softens (> 1) or sharpens (< 1) the distribution; must be >= 0.
+  /// Softens (> 1) or sharpens (< 1) the distribution; must be a finite
+  /// number >= 0 (0 is greedy). Past `Float`'s range it acts as `Float`'s
+  /// largest value: every token about as likely.
   public var temperature: Double?
-  /// The most tokens the answer may have; must be > 0.
+  /// The most tokens the answer may have; must be > 0. A limit the context
+  /// window can hold is reserved up front: a conversation without room for
+  /// it throws `contextWindowExceeded` before anything is decoded. A larger
+  /// one (`.max` included) means: answer until the window is full, with the
+  /// default room (a quarter of the window, up to 256 tokens) reserved.
   public var maximumResponseTokens: Int?
 
   /// Options; nil fields keep the on-device defaults.
@@ -46,8 +52,8 @@ public struct GenerationOptions: Sendable, Hashable {
   }
 
   func validate() throws(HybridInferenceError) {
-    if let temperature, !(temperature >= 0) {
-      throw .invalidOptions("GenerationOptions.temperature must be >= 0, got \(temperature)")
+    if let temperature, !(temperature >= 0 && temperature.isFinite) {
+      throw .invalidOptions("GenerationOptions.temperature must be a finite number >= 0, got \(temperature)")
     }
     if let maximumResponseTokens, maximumResponseTokens <= 0 {
       throw .invalidOptions(

@@ -17,11 +17,25 @@
 /// on a list item would otherwise fill the whole context and never close the
 /// value. The answer still satisfies the schema; it is only shorter than the
 /// schema would allow.
+///
+/// `minLength`, `maxLength`, `minItems` and `maxItems` must be non-negative
+/// integers (a JSON number with no fraction), with the maximum not below the
+/// minimum; anything else is `unsupportedSchema` naming the field's path.
+/// The device produces at most `maximumRepetitions` (4,096) items of a list
+/// or characters of a string: llama.cpp's grammar parser spells `x{m,n}` out
+/// as about `n` rules, so a bound of `1e9` would build a billion rules, and
+/// 4,096 is the default context window, which no longer list (an item costs
+/// at least a token) could fit anyway. A larger maximum is clamped to it (the
+/// answer still satisfies the schema); a larger minimum is
+/// `unsupportedSchema`, since no answer the device can give would satisfy
+/// it, and a hybrid sends the request to the cloud.
 struct SchemaGrammar {
   /// Items of an array without `maxItems`.
   static let defaultMaximumItems = 32
   /// Characters of a string without `maxLength`.
   static let defaultMaximumLength = 256
+  /// The most items or characters a bound may ask the device for.
+  static let maximumRepetitions = 4096
 
   private let root: OrderedJSON
   private var rules: [(String, String)] = []
@@ -142,8 +156,8 @@ struct SchemaGrammar {
   ) throws(HybridInferenceError) -> String {
     switch type {
     case "string":
-      let least = Int(schema["minLength"]?.number ?? 0)
-      let most = schema["maxLength"]?.number.map(Int.init) ?? max(least, Self.defaultMaximumLength)
+      let (least, most) = try Self.bounds(
+        schema, "minLength", "maxLength", default: Self.defaultMaximumLength, path: path)
       _ = primitive("char")  // the rule the repetition names must be defined
       return #""\"" char{\#(least),\#(most)} "\"""#
     case "integer", "number", "boolean", "null": return primitive(type)
@@ -157,11 +171,7 @@ struct SchemaGrammar {
     let item = try expression(for: schema["items"] ?? .bool(true), path: path + "[]", depth: depth + 1)
     let itemRule = add(Self.ruleName(path) + "-item", item)
     let ws = primitive("ws")
-    let least = Int(schema["minItems"]?.number ?? 0)
-    let most = schema["maxItems"].flatMap(\.number).map(Int.init) ?? max(least, Self.defaultMaximumItems)
-    if most < least || most < 0 {
-      throw .unsupportedSchema(path: path, reason: "maxItems is below minItems")
-    }
+    let (least, most) = try Self.bounds(schema, "minItems", "maxItems", default: Self.defaultMaximumItems, path: path)
     if most == 0 { return #""[" \#(ws) "]""# }
     let more = "(\",\" \(ws) \(itemRule))"
     let repeatBound = "{\(max(0, least - 1)),\(most - 1)}"
@@ -210,6 +220,34 @@ struct SchemaGrammar {
     let body = try expression(for: target, path: reference, depth: depth + 1)
     if let position = rules.firstIndex(where: { $0.0 == name }) { rules[position].1 = body }
     return name
+  }
+
+  /// A minimum and a maximum count, checked and clamped (see the type's
+  /// comment); without a maximum, `defaultMaximum` or the minimum if larger.
+  private static func bounds(
+    _ schema: OrderedJSON, _ minimumKey: String, _ maximumKey: String, default defaultMaximum: Int, path: String
+  ) throws(HybridInferenceError) -> (least: Int, most: Int) {
+    let least = try count(schema, minimumKey, path: path) ?? 0
+    let most = try count(schema, maximumKey, path: path)
+    if let most, most < least {
+      throw .unsupportedSchema(path: path, reason: "\(maximumKey) \(most) is below \(minimumKey) \(least)")
+    }
+    guard least <= maximumRepetitions else {
+      throw .unsupportedSchema(
+        path: path,
+        reason: "\(minimumKey) \(least) is more than the device produces (at most \(maximumRepetitions))")
+    }
+    return (least, min(most ?? max(least, defaultMaximum), maximumRepetitions))
+  }
+
+  /// The value of `key` as a count: nil when absent; a number beyond `Int`
+  /// is `Int.max` (clamped by the caller).
+  private static func count(_ schema: OrderedJSON, _ key: String, path: String) throws(HybridInferenceError) -> Int? {
+    guard let value = schema[key] else { return nil }
+    guard let number = value.number, number.isFinite, number >= 0, number == number.rounded(.towardZero) else {
+      throw .unsupportedSchema(path: path, reason: "\(key) must be a non-negative integer, got \(value.jsonText)")
+    }
+    return number < 0x1p63 ? Int(number) : Int.max
   }
 
   private static func ruleName(_ path: String) -> String {

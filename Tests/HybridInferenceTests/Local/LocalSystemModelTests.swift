@@ -23,8 +23,11 @@ final class LocalSystemModelTests: XCTestCase {
   }
 
   func testAvailability_contextTooLargeForMemory_isDeviceNotEligible() throws {
-    // A KV cache for a billion tokens needs more memory than any test machine has.
-    let model = try LocalTestModels.tiny(contextSize: 1_000_000_000)
+    // A billion tokens is clamped to 2^24 a sequence; 64 sequences of those
+    // (256 GiB of the tiny model's KV cache) need more memory than any test machine has.
+    let model = LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 1_000_000_000, parallelRequests: 64
+    )
     XCTAssertEqual(model.availability, .unavailable(.deviceNotEligible))
   }
 

@@ -21,40 +21,37 @@ extension ChatTemplate {
 }
 
 extension ChatTemplate.Message {
-  /// The message as transformers hands it to a template.
-  var jinjaValue: JinjaValue {
-    var fields: [(String, JinjaValue)] = [("role", .string(role)), ("content", .string(content))]
+  /// The message as transformers hands it to a template, with `text` applied
+  /// to every string it brings (`PromptMask`; the identity for the real render).
+  func jinjaValue(_ text: (String) -> String) -> JinjaValue {
+    var fields: [(String, JinjaValue)] = [("role", .string(role)), ("content", .string(text(content)))]
     if !toolCalls.isEmpty {
-      fields.append(
-        (
-          "tool_calls",
-          .array(
-            toolCalls.map { call in
-              .dict(
-                JinjaDict([
-                  ("id", call.id.map(JinjaValue.string) ?? .none), ("type", .string("function")),
-                  (
-                    "function",
-                    .dict(
-                      JinjaDict([
-                        ("name", .string(call.name)), ("arguments", OrderedJSON(call.args ?? .object([:])).jinjaValue),
-                      ]))
-                  ),
-                ]))
-            })
-        ))
+      let calls = toolCalls.map { call -> JinjaValue in
+        let function = JinjaDict([
+          ("name", .string(text(call.name))),
+          ("arguments", OrderedJSON(call.args ?? .object([:])).argumentsJinjaValue(masking: text)),
+        ])
+        return .dict(
+          JinjaDict([
+            ("id", call.id.map { .string(text($0)) } ?? .none), ("type", .string("function")),
+            ("function", .dict(function)),
+          ]))
+      }
+      fields.append(("tool_calls", .array(calls)))
     }
-    if let toolCallID { fields.append(("tool_call_id", .string(toolCallID))) }
-    if let name { fields.append(("name", .string(name))) }
+    if let toolCallID { fields.append(("tool_call_id", .string(text(toolCallID)))) }
+    if let name { fields.append(("name", .string(text(name)))) }
     return .dict(JinjaDict(fields))
   }
 }
 
 extension ToolDeclaration {
   /// The tool as transformers hands it to a template:
-  /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
-  var jinjaValue: JinjaValue {
-    let parameters = (try? parameters.ordered())?.jinjaValue ?? .dict(JinjaDict([]))
+  /// `{"type": "function", "function": {"name", "description", "parameters"}}`,
+  /// with `text` applied to its name, its description and the descriptions
+  /// and titles in its argument schema (`PromptMask`).
+  func jinjaValue(_ text: (String) -> String) -> JinjaValue {
+    let parameters = (try? parameters.ordered())?.schemaJinjaValue(masking: text) ?? .dict(JinjaDict([]))
     return .dict(
       JinjaDict([
         ("type", .string("function")),
@@ -62,7 +59,7 @@ extension ToolDeclaration {
           "function",
           .dict(
             JinjaDict([
-              ("name", .string(name)), ("description", .string(description)), ("parameters", parameters),
+              ("name", .string(text(name))), ("description", .string(text(description))), ("parameters", parameters),
             ]))
         ),
       ]))
@@ -71,15 +68,47 @@ extension ToolDeclaration {
 
 extension OrderedJSON {
   /// The value as a template sees JSON (member order kept).
-  var jinjaValue: JinjaValue {
+  var jinjaValue: JinjaValue { argumentsJinjaValue(masking: { $0 }) }
+
+  /// The value with `text` applied to every key and string (a call's arguments).
+  func argumentsJinjaValue(masking text: (String) -> String) -> JinjaValue {
     switch self {
-    case .null: .none
+    case .string(let string): .string(text(string))
+    case .array(let items): .array(items.map { $0.argumentsJinjaValue(masking: text) })
+    case .object(let members):
+      .dict(JinjaDict(members.map { (text($0.0), $0.1.argumentsJinjaValue(masking: text)) }))
+    default: scalarJinjaValue
+    }
+  }
+
+  /// The schema with `text` applied to its `description` and `title`
+  /// strings only: its types, property names and `enum` values are what
+  /// templates compare and iterate.
+  func schemaJinjaValue(masking text: (String) -> String) -> JinjaValue {
+    switch self {
+    case .string(let string): .string(string)
+    case .array(let items): .array(items.map { $0.schemaJinjaValue(masking: text) })
+    case .object(let members):
+      .dict(
+        JinjaDict(
+          members.map { key, value in
+            if key == "description" || key == "title", case .string(let string) = value {
+              return (key, .string(text(string)))
+            }
+            return (key, value.schemaJinjaValue(masking: text))
+          }))
+    default: scalarJinjaValue
+    }
+  }
+
+  /// A null, boolean or number as a template sees it.
+  private var scalarJinjaValue: JinjaValue {
+    switch self {
     case .bool(let flag): .bool(flag)
     case .number(let number):
       number == number.rounded() && abs(number) < 1e15 ? .int(Int(number)) : .double(number)
     case .string(let text): .string(text)
-    case .array(let items): .array(items.map(\.jinjaValue))
-    case .object(let members): .dict(JinjaDict(members.map { ($0.0, $0.1.jinjaValue) }))
+    case .null, .array, .object: .none
     }
   }
 }

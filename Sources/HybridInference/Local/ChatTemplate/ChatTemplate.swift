@@ -12,11 +12,12 @@ import Foundation
 /// matcher (`llama_chat_apply_template`), and the fallback is logged; a model
 /// with neither gets `System: …`, `User: …`, `Assistant:` lines.
 ///
-/// Message bodies never become markup: the template is also rendered with a
-/// random placeholder per message, and the output is split there
-/// (`RenderedPrompt`), so markers inside a message are never read as the
+/// No string of the conversation becomes markup: the template is also
+/// rendered with a placeholder for every body, call id, name, argument and
+/// tool description (`PromptMask`), and the output is split there
+/// (`RenderedPrompt`), so markers inside them are never read as the
 /// template's own. When the two renders disagree (a template that rewrites
-/// message text), the engine's prompt is not used.
+/// a string, or branches on one), the engine's prompt is not used.
 ///
 /// The template is input (a model file from anywhere): each render has a
 /// budget (`JinjaBudget`), and one that passes it falls back as any failing
@@ -104,22 +105,10 @@ struct ChatTemplate: Sendable {
     _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool = true,
     log: LogHandler = LlamaBackend.logSink.current, cancellation: JinjaCancellation? = nil
   ) -> RenderedPrompt {
-    // A fresh nonce per render: a body cannot contain a placeholder it cannot know.
-    let nonce = UInt64.random(in: 0...UInt64.max)
-    // An empty body stays empty (a template may test it: `if message.content`).
-    let slots = messages.indices.map { "\u{E000}hybrid-\(nonce)-\($0)\u{E001}" }
-    let masked = zip(messages, slots).map { message, placeholder in
-      var masked = message
-      if !message.content.isEmpty { masked.content = placeholder }
-      return masked
-    }
-    let filled = messages.indices.filter { !messages[$0].content.isEmpty }
-    let bodies = filled.map { messages[$0].content }
-    let placeholders = filled.map { slots[$0] }
     if let compiled {
       let result =
         overBudget.withLock { $0 }.map { .failure($0) }
-        ?? renderJinja(compiled, messages, masked, placeholders, addGenerationPrompt, tools, cancellation)
+        ?? renderJinja(compiled, messages, addGenerationPrompt, tools, cancellation)
       switch result {
       case .success(let prompt): return prompt
       case .failure(let error) where error.kind == .cancelled:
@@ -132,8 +121,14 @@ struct ChatTemplate: Sendable {
             message: "the model's chat template could not be used (\(error)); using llama.cpp's built-in template"))
       }
     }
-    if let template, let formatted = Self.applyBuiltIn(template, masked, addGenerationPrompt),
-      let prompt = RenderedPrompt(rendered: formatted, placeholders: placeholders, bodies: bodies)
+    // The built-in matcher reads roles and bodies only.
+    let mask = PromptMask()
+    let masked = messages.map { message in
+      Message(role: message.role, content: mask.placeholder(for: message.content))
+    }
+    if let template, let real = Self.applyBuiltIn(template, messages, addGenerationPrompt),
+      let marked = Self.applyBuiltIn(template, masked, addGenerationPrompt),
+      let prompt = RenderedPrompt(real: real, marked: marked, mask: mask)
     {
       return prompt
     }
@@ -141,46 +136,46 @@ struct ChatTemplate: Sendable {
   }
 
   /// The template's text for `messages` as transformers would render it.
-  func renderText(_ messages: [Message], addGenerationPrompt: Bool, now: Date = Date()) throws(JinjaError)
-    -> String
-  {
+  func renderText(
+    _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool, now: Date = Date()
+  ) throws(JinjaError) -> String {
     guard let compiled else { throw JinjaError(kind: .unsupported, message: "no chat template", line: 0) }
     let template = try compiled.get()
-    return try template.render(variables(messages, addGenerationPrompt), now: now)
+    return try template.render(variables(messages, addGenerationPrompt, tools: tools), now: now)
   }
 
+  /// Renders twice, with the real strings and with every string masked
+  /// (`PromptMask`, a fresh one per render: a string cannot contain a
+  /// placeholder it cannot know), and splits the real prompt where the
+  /// masked one has placeholders.
   private func renderJinja(
-    _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ masked: [Message],
-    _ placeholders: [String], _ addGenerationPrompt: Bool, _ tools: [ToolDeclaration],
-    _ cancellation: JinjaCancellation?
+    _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ addGenerationPrompt: Bool,
+    _ tools: [ToolDeclaration], _ cancellation: JinjaCancellation?
   ) -> Result<RenderedPrompt, JinjaError> {
     do throws(JinjaError) {
       let template = try compiled.get()
-      let real = try template.render(
-        variables(messages, addGenerationPrompt, tools: tools), cancellation: cancellation)
+      let mask = PromptMask()
+      let real = try template.render(variables(messages, addGenerationPrompt, tools: tools), cancellation: cancellation)
       let marked = try template.render(
-        variables(masked, addGenerationPrompt, tools: tools), cancellation: cancellation)
-      // A body the template printed as given, or trimmed (`content | trim`).
-      let contents = messages.map(\.content).filter { !$0.isEmpty }
-      for bodies in [contents, contents.map { JinjaMethods.strip($0, nil, leading: true, trailing: true) }] {
-        if let prompt = RenderedPrompt(rendered: marked, placeholders: placeholders, bodies: bodies),
-          prompt.text == real
-        {
-          return .success(prompt)
-        }
+        variables(messages, addGenerationPrompt, tools: tools, text: mask.placeholder), cancellation: cancellation)
+      guard let prompt = RenderedPrompt(real: real, marked: marked, mask: mask) else {
+        return .failure(JinjaError(kind: .unsupported, message: "the template rewrites message text", line: 0))
       }
-      return .failure(JinjaError(kind: .unsupported, message: "the template rewrites message text", line: 0))
+      return .success(prompt)
     } catch {
       return .failure(error)
     }
   }
 
-  func variables(_ messages: [Message], _ addGenerationPrompt: Bool, tools: [ToolDeclaration] = [])
-    -> [String: JinjaValue]
-  {
+  /// The variables a template sees; `text` is applied to every string the
+  /// conversation brings (`PromptMask`).
+  func variables(
+    _ messages: [Message], _ addGenerationPrompt: Bool, tools: [ToolDeclaration] = [],
+    text: (String) -> String = { $0 }
+  ) -> [String: JinjaValue] {
     [
-      "messages": .array(messages.map(\.jinjaValue)),
-      "tools": tools.isEmpty ? .none : .array(tools.map(\.jinjaValue)),
+      "messages": .array(messages.map { $0.jinjaValue(text) }),
+      "tools": tools.isEmpty ? .none : .array(tools.map { $0.jinjaValue(text) }),
       "documents": .none,
       "add_generation_prompt": .bool(addGenerationPrompt),
       "bos_token": .string(bosToken),
@@ -204,6 +199,8 @@ struct ChatTemplate: Sendable {
     }
     var chat = zip(roles, contents).map { llama_chat_message(role: $0, content: $1) }
     let estimate = messages.reduce(256) { $0 + 2 * ($1.content.utf8.count + $1.role.utf8.count) }
+    // llama.cpp takes the buffer's length as an int32.
+    guard estimate <= Int(Int32.max) else { return nil }
     var buffer = [CChar](repeating: 0, count: estimate)
     var length = llama_chat_apply_template(
       template, &chat, chat.count, addGenerationPrompt, &buffer, Int32(buffer.count))

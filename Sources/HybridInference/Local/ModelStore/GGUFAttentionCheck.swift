@@ -46,6 +46,14 @@ enum GGUFAttentionCheck {
       throw GGUFProblem(
         reason: "\(parameters.key("rope.dimension_count")) is \(rotary) but attention heads are \(keyLength) wide")
     }
+    // Counts are at most UInt32.max each: their products can overflow an Int.
+    let (queryWidth, queryOverflow) = keyLength.multipliedReportingOverflow(by: head)
+    let (keyWidth, keyOverflow) = keyLength.multipliedReportingOverflow(by: kvHead)
+    let (valueWidth, valueOverflow) = valueLength.multipliedReportingOverflow(by: kvHead)
+    guard !queryOverflow, !keyOverflow, !valueOverflow else {
+      throw GGUFProblem(
+        reason: "attention heads \(keyLength) wide times \(head) query or \(kvHead) key/value heads overflow")
+    }
     var expected = ["output_norm.weight": [embedding]]
     if vocabularySize > 0 {  // a model without a vocabulary takes its size from elsewhere
       expected["token_embd.weight"] = [embedding, vocabularySize]
@@ -54,10 +62,10 @@ enum GGUFAttentionCheck {
     for layer in 0..<layers {
       let prefix = "blk.\(layer)."
       expected[prefix + "attn_norm.weight"] = [embedding]
-      expected[prefix + "attn_q.weight"] = [embedding, keyLength * head]
-      expected[prefix + "attn_k.weight"] = [embedding, keyLength * kvHead]
-      expected[prefix + "attn_v.weight"] = [embedding, valueLength * kvHead]
-      expected[prefix + "attn_output.weight"] = [keyLength * head, embedding]
+      expected[prefix + "attn_q.weight"] = [embedding, queryWidth]
+      expected[prefix + "attn_k.weight"] = [embedding, keyWidth]
+      expected[prefix + "attn_v.weight"] = [embedding, valueWidth]
+      expected[prefix + "attn_output.weight"] = [queryWidth, embedding]
     }
     for (name, shape) in parameters.file.tensorShapes.sorted(by: { $0.key < $1.key }) {
       if let want = expected[name], want != shape {

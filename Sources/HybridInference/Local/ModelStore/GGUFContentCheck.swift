@@ -15,6 +15,12 @@ struct GGUFProblem: Error, Equatable {
 /// the check runs on every `availability` after a file changes.
 enum GGUFContentCheck {
   static func validate(_ file: GGUFFile) throws(GGUFProblem) {
+    // llama.cpp would open the other parts by name, files no check has read.
+    if let parts = file.metadata["split.count"]?.integer, parts > 1 {
+      throw GGUFProblem(
+        reason: "the file is part of a model split in \(parts) files, which are loaded unchecked: "
+          + "merge them into one (llama-gguf-split --merge)")
+    }
     let architecture = try checkedArchitecture(of: file)
     let hyperparameters = GGUFHyperparameters(file: file, architecture: architecture)
     let vocabularySize = try GGUFVocabularyCheck.validate(file)

@@ -1,5 +1,4 @@
 import CLlama
-import Foundation
 
 /// What the library needs to know about a GGUF file before llama.cpp sees it.
 ///
@@ -18,8 +17,12 @@ struct GGUFFile: Sendable, Equatable {
   var metadata: [String: GGUFValue]
   /// Each tensor's dimensions, `ne[0]` first, as llama.cpp sees them.
   var tensorShapes: [String: [Int]] = [:]
+  /// The file that was read: the loader checks that it still is the file
+  /// the path names before llama.cpp sees it.
+  var identity: FileIdentity
+
   /// The file's size in bytes.
-  var fileSize: Int
+  var fileSize: Int { identity.size }
 
   /// `general.name`, the model's own name.
   var name: String? { metadata["general.name"]?.string }
@@ -31,42 +34,41 @@ struct GGUFFile: Sendable, Equatable {
   }
 
   /// Bytes of KV cache per token of context (keys and values, f16), from the
-  /// header; nil when the header lacks the shape.
+  /// header; nil when the header lacks the shape, `Int.max` when it does not
+  /// fit an `Int` (such a model needs more memory than any machine has).
   var kvBytesPerToken: Int? {
     guard let layers = architectureInteger("block_count"),
       let embedding = architectureInteger("embedding_length"),
       let heads = architectureInteger("attention.head_count"), heads > 0
     else { return nil }
     let kvHeads = architectureInteger("attention.head_count_kv") ?? heads
-    let kvWidth = embedding / heads * kvHeads
-    return layers * kvWidth * 2 * 2
+    var product = embedding / heads
+    for factor in [kvHeads, layers, 2, 2] {
+      let (next, overflow) = product.multipliedReportingOverflow(by: factor)
+      guard !overflow else { return Int.max }
+      product = next
+    }
+    return max(0, product)
   }
 
-  /// Reads and checks the file at `path`.
+  /// Reads and checks the file at `path`, through one open descriptor: the
+  /// identity recorded is that of the bytes checked (`FileIdentity`).
   static func read(path: String) throws(HybridInferenceError) -> GGUFFile {
     func refuse(_ reason: String) -> HybridInferenceError {
       .invalidModelFile(path: path, reason: reason)
     }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw refuse("no such file")
-    }
-    guard !isDirectory.boolValue else { throw refuse("it is a directory") }
-    // Checked before reading: Foundation's `Data(contentsOf:)` leaks a page on
-    // every read of an empty file (found by `make fuzz`).
-    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-    guard size != 0 else { throw refuse("the file is empty") }
-    let data: Data
+    let opened: OpenModelFile
     do {
-      data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+      opened = try OpenModelFile(path: path)
     } catch {
-      throw refuse("cannot be read (\(error.localizedDescription))")
+      throw refuse(error.reason)
     }
-    guard !data.isEmpty else { throw refuse("the file is empty") }
+    guard !opened.identity.isDirectory else { throw refuse("it is a directory") }
+    guard opened.identity.size > 0 else { throw refuse("the file is empty") }
     do {
-      let file = try data.withUnsafeBytes { buffer in
+      let file = try opened.withMappedBytes { buffer throws(GGUFParser.Failure) in
         var parser = GGUFParser(buffer)
-        return try parser.parse()
+        return try parser.parse(identity: opened.identity)
       }
       try GGUFContentCheck.validate(file)
       return file

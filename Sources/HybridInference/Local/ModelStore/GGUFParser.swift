@@ -2,6 +2,12 @@ import CLlama
 import Foundation
 
 /// Reads a GGUF header from memory with a bounds check on every read.
+///
+/// Every count is checked against what the rest of the file could hold
+/// before anything is allocated for it, every offset and size sum is
+/// overflow-checked (a tensor offset near `Int.max` is a refusal, not a
+/// trap), and nothing is reserved ahead of the data that fills it beyond
+/// `reservedCapacity`.
 struct GGUFParser {
   struct Failure: Error {
     var reason: String
@@ -16,7 +22,8 @@ struct GGUFParser {
 
   private var remaining: Int { bytes.count - offset }
 
-  mutating func parse() throws(Failure) -> GGUFFile {
+  /// The header of the file `identity` names, whose bytes these are.
+  mutating func parse(identity: FileIdentity) throws(Failure) -> GGUFFile {
     guard bytes.count >= 24 else { throw Failure(reason: "too short for a GGUF header") }
     guard try read(UInt32.self) == 0x4655_4747 else {  // "GGUF", little-endian
       throw Failure(reason: "wrong magic: not a GGUF file")
@@ -31,6 +38,10 @@ struct GGUFParser {
     for _ in 0..<keyValueCount {
       let key = try readString()
       let type = try read(UInt32.self)
+      // The layout below depends on it; llama.cpp refuses any other type.
+      if key == "general.alignment", type != 4 {
+        throw Failure(reason: "general.alignment has GGUF type \(type), not uint32 (4)")
+      }
       let keeps: GGUFArray.Kept =
         switch key {
         case "tokenizer.ggml.tokens": .tokenFacts
@@ -52,18 +63,23 @@ struct GGUFParser {
       tensorEnds.append((tensor.name, tensor.offset, tensor.size))
       tensorShapes[tensor.name] = tensor.shape
     }
-    let dataStart = (offset + alignment - 1) / alignment * alignment
+    // The data starts at the next multiple of the alignment (a power of two
+    // up to 2^62, so the sum can overflow only past the end of any file).
+    let (padded, paddingOverflow) = offset.addingReportingOverflow(alignment - 1)
+    guard !paddingOverflow else {
+      throw Failure(reason: "the tensor data would start past byte \(Int.max) (alignment \(alignment))")
+    }
+    let dataStart = padded / alignment * alignment
     for tensor in tensorEnds {
-      let (end, overflow) = (dataStart + tensor.offset).addingReportingOverflow(tensor.size)
-      guard !overflow, end <= bytes.count else {
-        throw Failure(
-          reason: "tensor \(tensor.name) ends at byte \(overflow ? Int.max : end) "
-            + "but the file has \(bytes.count): truncated")
+      let (start, startOverflow) = dataStart.addingReportingOverflow(tensor.offset)
+      let (end, endOverflow) = start.addingReportingOverflow(tensor.size)
+      guard !startOverflow, !endOverflow, end <= bytes.count else {
+        let end = startOverflow || endOverflow ? "past byte \(Int.max)" : "at byte \(end)"
+        throw Failure(reason: "tensor \(tensor.name) ends \(end) but the file has \(bytes.count): truncated")
       }
     }
     return GGUFFile(
-      version: version, tensorCount: tensorCount, metadata: metadata, tensorShapes: tensorShapes,
-      fileSize: bytes.count)
+      version: version, tensorCount: tensorCount, metadata: metadata, tensorShapes: tensorShapes, identity: identity)
   }
 
   private mutating func readTensorInfo(alignment: Int) throws(Failure) -> (
@@ -143,7 +159,10 @@ struct GGUFParser {
       // Bytes, not Strings: Swift's String equality is canonical equivalence,
       // llama.cpp's is byte for byte.
       let findsDuplicates = keeps == .tokenFacts
-      var seen = Set<Data>(minimumCapacity: findsDuplicates ? count : 0)
+      // Reserved for at most `reservedCapacity` tokens: a count is checked
+      // against the bytes left (8 a string at least), but a set entry costs
+      // several times that, so a forged count must not size the set.
+      var seen = Set<Data>(minimumCapacity: findsDuplicates ? min(count, Self.reservedCapacity) : 0)
       var byteTokens = ByteTokenSet()
       for index in 0..<count {
         let start = try skipString()
@@ -172,6 +191,10 @@ struct GGUFParser {
     }
     return array
   }
+
+  /// The most entries reserved ahead of reading them: more than the largest
+  /// vocabularies (Gemma's 262,144 tokens).
+  static let reservedCapacity = 1 << 19
 
   private static func minimumSize(of type: UInt32) -> Int {
     switch type {

@@ -22,7 +22,20 @@ final class LlamaModel: @unchecked Sendable {
   private let vocabularyBytesCache = Locked<VocabularyBytes?>(nil)
 
   /// Loads `file` (already checked by `GGUFFile`) on the calling thread.
+  ///
+  /// Only if `path` still names the file that was checked (`FileIdentity`),
+  /// and through the descriptor that compared it, so that a file renamed over
+  /// the path after the check is never what llama.cpp reads.
   init(path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?) throws(HybridInferenceError) {
+    let opened: OpenModelFile
+    do {
+      opened = try OpenModelFile(path: path)
+    } catch {
+      throw .invalidModelFile(path: path, reason: error.reason)
+    }
+    guard opened.identity == file.identity else {
+      throw .invalidModelFile(path: path, reason: "the file changed after it was checked; ask again to check it anew")
+    }
     LlamaBackend.ensureInitialized()
     var params = llama_model_default_params()
     if AMXGuard.disablesExtraBufferTypes(cpu: .current, build: .current) {
@@ -37,7 +50,9 @@ final class LlamaModel: @unchecked Sendable {
     }
     params.progress_callback_user_data = Unmanaged.passUnretained(progressBox).toOpaque()
     LlamaBackend.inFlight.enter()
-    let loaded = withExtendedLifetime(progressBox) { llama_model_load_from_file(path, params) }
+    // Without /proc (not Linux), the path itself, just compared.
+    let loadPath = opened.stablePath ?? path
+    let loaded = withExtendedLifetime((progressBox, opened)) { llama_model_load_from_file(loadPath, params) }
     LlamaBackend.inFlight.leave()
     guard let loaded else {
       throw .invalidModelFile(path: path, reason: "llama.cpp could not load it")
@@ -84,7 +99,10 @@ final class LlamaModel: @unchecked Sendable {
   /// The tokens of `text`. With `parseSpecial`, marker text (`<|im_start|>`)
   /// becomes control tokens: only for text the library or the template wrote.
   func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws(HybridInferenceError) -> [llama_token] {
-    let utf8Count = Int32(clamping: text.utf8.count)
+    // llama.cpp counts the text's bytes, and the tokens it may write, in int32.
+    guard let utf8Count = Int32(exactly: text.utf8.count), utf8Count <= Int32.max - 8 else {
+      throw .unsupportedRequest("the prompt is \(text.utf8.count) bytes; llama.cpp tokenizes less than 2 GiB at once")
+    }
     var tokens = [llama_token](repeating: 0, count: Int(utf8Count) + 8)
     var count = llama_tokenize(vocab, text, utf8Count, &tokens, Int32(tokens.count), addSpecial, parseSpecial)
     if count < 0, count != Int32.min {

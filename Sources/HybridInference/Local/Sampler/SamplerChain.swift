@@ -38,7 +38,9 @@ final class SamplerChain {
       llama_sampler_free(chain)
       throw error
     }
-    let temperature = options?.temperature.map(Float.init) ?? Self.defaultTemperature
+    // Validated finite and >= 0 (`GenerationOptions.validate`); past Float's range, Float's largest.
+    let temperature =
+      options?.temperature.map { Float(min($0, Double(Float.greatestFiniteMagnitude))) } ?? Self.defaultTemperature
     switch options?.sampling?.kind {
     case .greedy:
       add(llama_sampler_init_greedy())

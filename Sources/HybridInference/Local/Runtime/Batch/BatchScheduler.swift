@@ -83,9 +83,12 @@ extension BatchedContext {
     // at most the instructions, even for a turn that is then refused.
     if changedHands { caches[turn.sequence].keepInstructions(ifSharedWith: prompt, in: memory) }
     // Room for the answer: what the caller asked for, else a quarter of the
-    // window up to 256 tokens. A conversation that no longer fits is an error,
+    // window up to 256 tokens. A limit no window of this size could hold
+    // (`.max`) cannot be reserved: it means "until the window is full", with
+    // the default room. A conversation that no longer fits is an error,
     // never silently truncated, so a hybrid can hand it to the cloud.
-    let reserve = turn.request.maximumResponseTokens ?? min(256, window / 4)
+    let defaultReserve = min(256, window / 4)
+    let reserve = turn.request.maximumResponseTokens.map { $0 < window ? $0 : defaultReserve } ?? defaultReserve
     guard prompt.count + reserve <= window else {
       throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
     }

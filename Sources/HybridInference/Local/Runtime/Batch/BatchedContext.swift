@@ -50,15 +50,15 @@ final class BatchedContext: @unchecked Sendable {
   let model: LlamaModel
   let settings: Settings
   let state: Locked<State>
-  /// Orders creation between `prepare()` and the scheduler, and guards
-  /// `pointer` while the scheduler swaps it for a larger context (and while
-  /// tests ask whether it exists).
+  /// Guards `pointer`: every read and write of it, by `prepare()`, the
+  /// scheduler, growth (which holds it across the whole swap, free to store)
+  /// and tests asking whether it exists.
   let creation = NSLock()
   /// True once growing failed (no memory): the context stays as it is.
   var growthFailed = false
 
   // The scheduler's own, touched on its lane only (see the type's comment);
-  // `pointer` is also set once by `prepare()`, under `creation`.
+  // `pointer` only under `creation`, since `prepare()` sets it too.
   var pointer: OpaquePointer?
   var batch: llama_batch
   var caches: [SequenceCache]

@@ -17,6 +17,15 @@ import Foundation
 /// new context before it goes on (one prefill, once in the life of the
 /// context), and idle sequences' caches are dropped: their sessions prefill
 /// their next turn in full, once.
+///
+/// The swap holds `creation`, the lock that guards `pointer`, from the old
+/// context's free to the new one's store: `prepare()` may ask for the
+/// context (`created()`) from another thread at any time, and must neither
+/// be handed the freed pointer nor make a context of its own meanwhile (which
+/// the swap would then overwrite and leak). It waits instead, and gets the
+/// grown one. No test can stop a thread between two statements, so this is
+/// held by construction: every read and write of `pointer` is under
+/// `creation`.
 extension BatchedContext {
   /// Grows to `settings.sequences` when more turns wait than there are idle
   /// sequences. Returns true when the context was made again (grown, or at
@@ -24,22 +33,25 @@ extension BatchedContext {
   func growIfWaiting() -> Bool {
     guard !growthFailed, caches.count < settings.sequences else { return false }
     let crowded = state.withLock { $0.queue.count > $0.slots.idleCount }
-    guard crowded, let old = pointer else { return false }
-    for turn in active {
-      turn.unDecoded = ArraySlice(caches[turn.sequence].tokens) + turn.unDecoded
+    guard crowded else { return false }
+    let count = creation.withLock { () -> Int? in
+      guard let old = pointer else { return nil }
+      for turn in active {
+        turn.unDecoded = ArraySlice(caches[turn.sequence].tokens) + turn.unDecoded
+      }
+      // The old context goes first, so that peak memory is the new one alone.
+      llama_free(old)
+      pointer = nil
+      do {
+        pointer = try makeContext(sequences: settings.sequences)
+        return settings.sequences
+      } catch {
+        growthFailed = true
+        pointer = try? makeContext(sequences: caches.count)  // nil: the scheduler fails its turns
+        return caches.count
+      }
     }
-    // The old context goes first, so that peak memory is the new one alone.
-    llama_free(old)
-    var count = settings.sequences
-    let grown: OpaquePointer?
-    do {
-      grown = try makeContext(sequences: count)
-    } catch {
-      growthFailed = true
-      count = caches.count
-      grown = try? makeContext(sequences: count)  // nil: the scheduler fails its turns
-    }
-    creation.withLock { pointer = grown }
+    guard let count else { return false }
     caches = (0..<count).map { SequenceCache(id: llama_seq_id($0)) }
     state.withLock { $0.slots.grow(to: count) }
     return true
