@@ -51,6 +51,13 @@ final class ModelFileValidationTests: XCTestCase {
     await assertRefused(directory.path, "directory")
   }
 
+  /// At once: opening a pipe for reading would otherwise wait for a writer.
+  func testNamedPipe_isRefusedWithoutWaiting() async throws {
+    let path = directory.appendingPathComponent("pipe.gguf").path
+    XCTAssertEqual(mkfifo(path, 0o600), 0)
+    await assertRefused(path, "not a regular file")
+  }
+
   func testEmptyFile() async throws {
     await assertRefused(try write("empty.gguf", []), "empty")
   }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A rendered prompt that remembers which text came from where.
 ///
 /// Only the template's own markup may become control tokens (`<|im_start|>`);
@@ -39,9 +41,7 @@ struct RenderedPrompt: Equatable, Sendable {
   /// way gives nil).
   init?(real: String, marked: String, mask: PromptMask) {
     let pieces = Self.pieces(of: Array(marked.utf8), mask: mask)
-    let forms = [false, true].map { asciiEscaped in
-      mask.values.map { Self.printedForms($0, asciiEscaped: asciiEscaped) }
-    }
+    let forms = PrintedForms(mask.values)
     guard let segments = PromptMatcher(real: Array(real.utf8), pieces: pieces, forms: forms).segments()
     else { return nil }
     self.segments = segments
@@ -54,7 +54,9 @@ struct RenderedPrompt: Equatable, Sendable {
     var literalStart = 0
     var index = 0
     while index < marked.count {
-      guard let (value, end) = placeholder(in: marked, at: index, mask: mask) else {
+      // Only U+E000's first byte or a backslash can open one: skip the rest fast.
+      let byte = marked[index]
+      guard byte == 0xEE || byte == 0x5C, let (value, end) = placeholder(in: marked, at: index, mask: mask) else {
         index += 1
         continue
       }
@@ -108,7 +110,7 @@ struct RenderedPrompt: Equatable, Sendable {
 
   /// The ways a template prints a string: as given, stripped, JSON-escaped;
   /// or, for a placeholder `tojson(ensure_ascii=True)` wrote, escaped so.
-  private static func printedForms(_ value: String, asciiEscaped: Bool) -> [[UInt8]] {
+  fileprivate static func printedForms(_ value: String, asciiEscaped: Bool) -> [[UInt8]] {
     func escaped(asciiOnly: Bool) -> String {
       var quoted = ""
       JSONStringLiteral.append(value, to: &quoted, asciiOnly: asciiOnly)
@@ -141,13 +143,7 @@ private struct PromptMatcher {
 
   let real: [UInt8]
   let pieces: [Piece]
-  /// Each masked string's printed forms (`RenderedPrompt.printedForms`):
-  /// `forms[0]` as printed, `forms[1]` as `ensure_ascii` escapes it.
-  let forms: [[[[UInt8]]]]
-
-  private func candidates(_ value: Int, asciiEscaped: Bool) -> [[UInt8]] {
-    forms[asciiEscaped ? 1 : 0][value]
-  }
+  let forms: PrintedForms
 
   private var stepLimit: Int { 64 + 8 * pieces.count }
 
@@ -172,11 +168,15 @@ private struct PromptMatcher {
         case .literal:
           break
         case .value(let value, let asciiEscaped):
-          let forms = candidates(value, asciiEscaped: asciiEscaped)
-          if let form = (nextForm..<forms.count).first(where: { matches(forms[$0], at: offset) }) {
-            chosen.append((form, offset))
-            offset += forms[form].count
-            advanced = true
+          var form = nextForm
+          while let bytes = forms.form(form, of: value, asciiEscaped: asciiEscaped) {
+            if matches(bytes, at: offset) {
+              chosen.append((form, offset))
+              offset += bytes.count
+              advanced = true
+              break
+            }
+            form += 1
           }
         }
       }
@@ -195,18 +195,23 @@ private struct PromptMatcher {
 
   private func matches(_ bytes: [UInt8], at offset: Int) -> Bool {
     guard offset + bytes.count <= real.count else { return false }
-    return real[offset..<offset + bytes.count].elementsEqual(bytes)
+    return real.withUnsafeBytes { real in
+      bytes.withUnsafeBytes { bytes in
+        guard let base = real.baseAddress, let other = bytes.baseAddress else { return true }
+        return memcmp(base + offset, other, bytes.count) == 0
+      }
+    }
   }
 
-  private func build(_ forms: [Int]) -> [RenderedPrompt.Segment] {
+  private func build(_ chosen: [Int]) -> [RenderedPrompt.Segment] {
     var segments: [RenderedPrompt.Segment] = []
     var markup: [UInt8] = []
-    for (piece, form) in zip(pieces, forms) {
+    for (piece, form) in zip(pieces, chosen) {
       switch piece {
       case .literal(let bytes):
         markup += bytes
       case .value(let value, let asciiEscaped):
-        let text = candidates(value, asciiEscaped: asciiEscaped)[form]
+        let text = forms.form(form, of: value, asciiEscaped: asciiEscaped) ?? []
         guard !text.isEmpty else { continue }
         if !markup.isEmpty { segments.append(.markup(String(decoding: markup, as: UTF8.self))) }
         markup = []
@@ -215,5 +220,34 @@ private struct PromptMatcher {
     }
     if !markup.isEmpty { segments.append(.markup(String(decoding: markup, as: UTF8.self))) }
     return segments
+  }
+}
+
+/// Each masked string's printed forms (`RenderedPrompt.printedForms`),
+/// made when the search first asks past the string as given, which almost
+/// always matches: most strings never pay for the others.
+///
+/// A class so that the search can fill it as it goes; one render's, on one thread.
+private final class PrintedForms {
+  private let values: [String]
+  private var printed: [Int: [[UInt8]]] = [:]
+  private var escaped: [Int: [[UInt8]]] = [:]
+
+  init(_ values: [String]) {
+    self.values = values
+  }
+
+  /// Form `index` of string `value`; nil past its last form.
+  func form(_ index: Int, of value: Int, asciiEscaped: Bool) -> [UInt8]? {
+    if index == 0, !asciiEscaped { return Array(values[value].utf8) }
+    let forms: [[UInt8]]
+    if asciiEscaped {
+      forms = escaped[value] ?? RenderedPrompt.printedForms(values[value], asciiEscaped: true)
+      escaped[value] = forms
+    } else {
+      forms = printed[value] ?? RenderedPrompt.printedForms(values[value], asciiEscaped: false)
+      printed[value] = forms
+    }
+    return index < forms.count ? forms[index] : nil
   }
 }

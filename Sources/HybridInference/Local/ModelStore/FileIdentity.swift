@@ -28,6 +28,8 @@ struct FileIdentity: Hashable, Sendable {
   var modified: Timestamp
   var changed: Timestamp
   var isDirectory: Bool
+  /// A plain file, not a directory, pipe, socket or device.
+  var isRegular: Bool
 
   struct Timestamp: Hashable, Sendable {
     var seconds: Int
@@ -53,6 +55,7 @@ struct FileIdentity: Hashable, Sendable {
     inode = UInt64(truncatingIfNeeded: status.st_ino)
     size = Int(truncatingIfNeeded: status.st_size)
     isDirectory = status.st_mode & S_IFMT == S_IFDIR
+    isRegular = status.st_mode & S_IFMT == S_IFREG
     #if canImport(Darwin)
       modified = Timestamp(status.st_mtimespec)
       changed = Timestamp(status.st_ctimespec)

@@ -64,6 +64,7 @@ struct GGUFFile: Sendable, Equatable {
       throw refuse(error.reason)
     }
     guard !opened.identity.isDirectory else { throw refuse("it is a directory") }
+    guard opened.identity.isRegular else { throw refuse("it is not a regular file (a pipe, socket or device)") }
     guard opened.identity.size > 0 else { throw refuse("the file is empty") }
     do {
       let file = try opened.withMappedBytes { buffer throws(GGUFParser.Failure) in

@@ -11,9 +11,10 @@ final class OpenModelFile {
   let descriptor: Int32
   let identity: FileIdentity
 
-  /// Opens `path`; the error is `errno`'s.
+  /// Opens `path`; the error is `errno`'s. Non-blocking, so that a named
+  /// pipe at the path cannot stall the check until a writer comes.
   init(path: String) throws(OpenFailure) {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard descriptor >= 0 else { throw OpenFailure(code: errno) }
     guard let identity = FileIdentity.of(descriptor: descriptor) else {
       let code = errno

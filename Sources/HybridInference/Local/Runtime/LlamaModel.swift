@@ -123,7 +123,8 @@ final class LlamaModel: @unchecked Sendable {
     var buffer = [CChar](repeating: 0, count: 64)
     var length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
     if length < 0 {
-      buffer = [CChar](repeating: 0, count: Int(-length))
+      // The size needed, as a negative int32 (Int32.min has no Int32 negation).
+      buffer = [CChar](repeating: 0, count: Int(min(length.magnitude, UInt32(Int32.max))))
       length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
     }
     return buffer.prefix(Int(max(length, 0))).map { UInt8(bitPattern: $0) }
