@@ -22,7 +22,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json"}
 # An input that takes longer than this is a finding (libFuzzer's own default is 20 minutes):
 # the chat template budget stops any template well under a second.
-FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-30}
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
 OUT=.build/fuzz
 mkdir -p "$OUT"
 # Swift's own backtracer reads the stack in a way ASan reports as an

@@ -87,6 +87,14 @@ final class JinjaBudgetTests: XCTestCase {
       ("{{ 1.5 // 0 }}", nil),
       ("{{ (-9223372036854775807 - 1) | abs }}", nil),
     ]
+    // A negative width must not buy back room in the budget: the bomb after it still fails.
+    let refund = "{{ 'x' | indent(-9223372036854775807) }}{% set s = 'a' * 40000000 %}{{ s | length }}"
+    do throws(JinjaError) {
+      _ = try JinjaTemplate(refund).render([:])
+      XCTFail("a 40 MB string after a negative indent rendered")
+    } catch {
+      XCTAssertEqual(error.kind, .limit, "\(error)")
+    }
     for (source, want) in cases {
       let result = Result { () throws(JinjaError) in try JinjaTemplate(source).render([:]) }
       switch (result, want) {

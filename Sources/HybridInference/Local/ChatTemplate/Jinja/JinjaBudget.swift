@@ -152,7 +152,8 @@ final class JinjaBudget {
   /// throwing; false once the budget is spent (the failure is recorded).
   @discardableResult
   func spend(steps count: Int = 0, scanning bytes: Int = 0) -> Bool {
-    steps = steps.addingClamped(count).addingClamped(bytes >> 6)
+    // A negative size (a template's `indent(-5)`) must not buy room back.
+    steps = steps.addingClamped(max(0, count)).addingClamped(max(0, bytes) >> 6)
     if steps > limits.steps { _ = fail("more than \(limits.steps) steps", 0) }
     return failure == nil
   }
@@ -168,6 +169,7 @@ final class JinjaBudget {
   /// Charges `bytes` of new storage, without throwing; false once spent.
   @discardableResult
   func spend(allocating bytes: Int) -> Bool {
+    let bytes = max(0, bytes)
     allocated = allocated.addingClamped(bytes)
     // Copying is a step per 256 bytes (a search, above, per 64).
     steps = steps.addingClamped(bytes >> 8)
@@ -188,7 +190,7 @@ final class JinjaBudget {
 
   /// Charges `bytes` appended to the output.
   func write(_ bytes: Int, _ line: Int) throws(JinjaError) {
-    written = written.addingClamped(bytes)
+    written = written.addingClamped(max(0, bytes))
     if written > limits.outputBytes { throw fail("more than \(limits.outputBytes) bytes of output", line) }
     try allocate(bytes, line)
   }

@@ -105,27 +105,34 @@ struct JinjaInterpreter {
       return
     }
     let count = items.count
+    // `loop` is made once and updated in place (the last iteration's scope is
+    // gone by then, so nothing is copied): an iteration costs a scope, not a
+    // dict of eleven entries and a closure. `loop.cycle` reads the current
+    // position, as jinja2's bound method does.
+    let position = JinjaLoopPosition()
+    var info = JinjaDict()
+    info["length"] = .int(count)
+    info["depth"] = .int(1)
+    info["depth0"] = .int(0)
+    info["cycle"] = .callable(
+      JinjaCallable(name: "cycle") { arguments, _ in
+        arguments.positional.isEmpty
+          ? .undefined("cycle") : arguments.positional[position.index % arguments.positional.count]
+      })
     for (index, item) in items.enumerated() {
       // The loop's scope and `loop` dict live for one iteration: counted as one, not as bytes kept.
       try budget.iterate(line)
+      position.index = index
       let body = JinjaScope(parent: scope)
       try assign(loop.target, item, scope: body, line: line)
-      var info = JinjaDict()
       info["index"] = .int(index + 1)
       info["index0"] = .int(index)
       info["revindex"] = .int(count - index)
       info["revindex0"] = .int(count - index - 1)
       info["first"] = .bool(index == 0)
       info["last"] = .bool(index == count - 1)
-      info["length"] = .int(count)
-      info["depth"] = .int(1)
-      info["depth0"] = .int(0)
       info["previtem"] = index > 0 ? items[index - 1] : .undefined("previtem")
       info["nextitem"] = index + 1 < count ? items[index + 1] : .undefined("nextitem")
-      info["cycle"] = .callable(
-        JinjaCallable(name: "cycle") { arguments, _ in
-          arguments.positional.isEmpty ? .undefined("cycle") : arguments.positional[index % arguments.positional.count]
-        })
       body.set("loop", .dict(info))
       if try render(loop.body, scope: body, into: &output) == .breakLoop { break }
     }
@@ -180,4 +187,9 @@ struct JinjaInterpreter {
       return .string(output)
     }
   }
+}
+
+/// Where a loop is, for its `loop.cycle`: one per loop, advanced in place.
+private final class JinjaLoopPosition {
+  var index = 0
 }
