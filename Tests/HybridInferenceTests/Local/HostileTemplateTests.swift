@@ -87,6 +87,35 @@ final class HostileTemplateTests: XCTestCase {
       XCTAssertLessThan(Double(report["extraMiB"] ?? "") ?? .infinity, 100, "\(kind): \(report)")
     }
   }
+  /// A request cancelled while its template runs (nested loops, which take
+  /// a few hundred milliseconds to pass their budget) ends at once with
+  /// `CancellationError`, and the render itself stops: one that ran on to
+  /// its budget would fall back and log why, and none does.
+  func testCancelledRequest_stopsItsTemplatesRender() async throws {
+    _ = try LocalTestModels.require(LocalTestModels.defaultPath)
+    let hostile = try HostileTemplates.shared.get()
+    let model = LocalSystemModel(
+      modelPath: hostile.directory + "/nested-loops.gguf", contextSize: 512, threads: 1)
+    try await model.prepare()
+    let messages = Locked<[String]>([])
+    let session = GenerativeModelSession(
+      model: model, logHandler: LogHandler { record in messages.withLock { $0.append(record.message) } })
+    let request = Task { try await session.respond(to: "Hello") }
+    try await Task.sleep(for: .milliseconds(30))
+    let cancelled = ContinuousClock.now
+    request.cancel()
+    let result = await request.result
+    let waited = ContinuousClock.now - cancelled
+    guard case .failure(let error) = result, error is CancellationError else {
+      return XCTFail("the cancelled request ended with \(result)")
+    }
+    XCTAssertLessThan(waited, .milliseconds(500), "a hang guard")
+    // The session's wait ends at once; the render's own thread is what must
+    // stop. Uncancelled it passes its budget within a second (and logs why).
+    try await Task.sleep(for: .milliseconds(1_500))
+    let fallbacks = messages.withLock { $0.filter { $0.contains("chat template could not be used") } }
+    XCTAssertEqual(fallbacks, [], "the render ran on to its budget")
+  }
 }
 
 /// One hostile model in this process, run by `HostileTemplateTests` in a

@@ -87,6 +87,8 @@ final class JinjaBudgetTests: XCTestCase {
       ("{{ 1.5 // 0 }}", nil),
       ("{{ (-9223372036854775807 - 1) | abs }}", nil),
     ]
+    // A literal wider than 64 bits was read as 0; it is refused now.
+    XCTAssertThrowsError(try JinjaTemplate("{{ 99999999999999999999 }}").render([:]))
     // A negative width must not buy back room in the budget: the bomb after it still fails.
     let refund = "{{ 'x' | indent(-9223372036854775807) }}{% set s = 'a' * 40000000 %}{{ s | length }}"
     do throws(JinjaError) {

@@ -195,10 +195,12 @@ final class JinjaBudget {
     try allocate(bytes, line)
   }
 
-  /// One loop iteration.
+  /// One loop iteration, which is a step too: an empty body has no
+  /// statement to step on, and the cancellation flag must still be read.
   func iterate(_ line: Int) throws(JinjaError) {
     iterations &+= 1
     if iterations > limits.loopIterations { throw fail("more than \(limits.loopIterations) loop iterations", line) }
+    try step(line)
   }
 
   /// One level deeper (an expression, a block, a call); pair with `leave`.

@@ -93,7 +93,6 @@ struct JinjaInterpreter {
       var kept: [JinjaValue] = []
       for item in items {
         try budget.iterate(line)
-        try budget.step(line)
         let probe = JinjaScope(parent: scope)
         try assign(loop.target, item, scope: probe, line: line)
         if try evaluate(condition, probe, line).truthy { kept.append(item) }

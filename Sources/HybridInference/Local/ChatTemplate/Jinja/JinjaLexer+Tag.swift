@@ -31,7 +31,7 @@ extension JinjaLexer {
         }
         tokens.append(JinjaToken(kind: .name(String(decoding: bytes[start..<position], as: UTF8.self)), line: line))
       } else if Self.isDigit(byte) {
-        tokens.append(JinjaToken(kind: lexNumber(), line: line))
+        tokens.append(JinjaToken(kind: try lexNumber(), line: line))
       } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
         tokens.append(JinjaToken(kind: .string(try lexString()), line: line))
       } else {
@@ -73,7 +73,7 @@ extension JinjaLexer {
     (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
   }
 
-  private mutating func lexNumber() -> JinjaToken.Kind {
+  private mutating func lexNumber() throws(JinjaError) -> JinjaToken.Kind {
     let start = position
     while position < bytes.count, Self.isDigit(bytes[position]) || bytes[position] == UInt8(ascii: "_") {
       position += 1
@@ -86,7 +86,13 @@ extension JinjaLexer {
     }
     let text = String(decoding: bytes[start..<position], as: UTF8.self).replacingOccurrences(of: "_", with: "")
     if isFloat { return .float(Double(text) ?? 0) }
-    return .integer(Int(text) ?? 0)
+    // Python's integers have no width; this engine's have 64 bits, and a
+    // wider literal is refused rather than read as 0.
+    guard let integer = Int(text) else {
+      throw JinjaError(
+        kind: .unsupported, message: "integer literal \(text.prefix(40)) is wider than 64 bits", line: line)
+    }
+    return .integer(integer)
   }
 
   /// A quoted literal with Python's escapes.
