@@ -8,7 +8,8 @@
 /// With tools, `respond` and `streamResponse` run the loop: the model asks for
 /// calls, the session runs them (the calls of one round concurrently), sends
 /// their outputs back, and repeats until the model answers in text, for at
-/// most `HybridGenerationOptions.maximumToolRounds` rounds. The transcript
+/// most `HybridGenerationOptions.maximumToolRounds` rounds of at most
+/// `maximumToolCallsPerRound` calls each. The transcript
 /// records every call and output as entries (`Transcript.Entry.toolCalls`,
 /// `.toolOutputs`).
 ///
@@ -75,7 +76,7 @@ public final class GenerativeModelSession: Sendable {
   {
     var (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
     defer { end(ticket) }
-    var rounds = ToolRounds(tools: runnableTools, limit: options.maximumToolRounds)
+    var rounds = ToolRounds(tools: runnableTools, options: options)
     while true {
       let raw = try await model.respond(to: request)
       try Task.checkCancellation()
@@ -131,7 +132,7 @@ public final class GenerativeModelSession: Sendable {
         let task = Task {
           do {
             var request = request
-            var rounds = ToolRounds(tools: runnableTools, limit: options.maximumToolRounds)
+            var rounds = ToolRounds(tools: runnableTools, options: options)
             while true {
               var accumulator = ResponseAccumulator()
               for try await delta in model.streamResponse(to: request) {
