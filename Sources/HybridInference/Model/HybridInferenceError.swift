@@ -89,6 +89,10 @@ public enum HybridInferenceError: Error, Sendable {
   /// The model kept calling tools for more rounds than
   /// `HybridGenerationOptions.maximumToolRounds` (attached) allows.
   case tooManyToolRounds(limit: Int)
+  /// One answer asked for `count` tool calls, more than
+  /// `HybridGenerationOptions.maximumToolCallsPerRound` (`limit`) allows;
+  /// thrown before any of them runs.
+  case tooManyToolCalls(count: Int, limit: Int)
 }
 
 extension HybridInferenceError: CustomStringConvertible, LocalizedError {
@@ -150,6 +154,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the model's call of \(name) is invalid: \(reason)"
     case .tooManyToolRounds(let limit):
       "the model was still calling tools after \(limit) rounds"
+    case .tooManyToolCalls(let count, let limit):
+      "the model asked for \(count) tool calls in one answer; at most \(limit) are allowed, none ran"
     }
   }
 

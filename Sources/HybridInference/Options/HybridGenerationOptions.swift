@@ -14,19 +14,34 @@ public struct HybridGenerationOptions: Sendable, Hashable {
   /// The most rounds of tool calls one request may take before it ends with
   /// `HybridInferenceError.tooManyToolRounds`; 8 by default, at least 1.
   public var maximumToolRounds: Int
+  /// The most tool calls one answer (one round) may ask for; an answer that
+  /// asks for more ends the request with `HybridInferenceError.tooManyToolCalls`
+  /// before any of its calls runs. 32 by default, at least 1.
+  ///
+  /// The calls of a round run concurrently and a tool may have effects, so
+  /// this bounds both what one runaway answer can make the app do and how
+  /// many tool tasks it can start at once. 32 leaves room for wide fan-outs
+  /// (models that call in parallel ask for a handful, a few dozen at the
+  /// very most), and with the default 8 rounds bounds a request at 256 calls.
+  public var maximumToolCallsPerRound: Int
 
   /// The default limit on tool rounds per request.
   public static let defaultMaximumToolRounds = 8
 
+  /// The default limit on the calls of one round.
+  public static let defaultMaximumToolCallsPerRound = 32
+
   /// Options with either half, or both, and how tools may be called.
   public init(
     gemini: GenerationConfig? = nil, foundationModels: GenerationOptions? = nil, toolChoice: ToolChoice = .auto,
-    maximumToolRounds: Int = HybridGenerationOptions.defaultMaximumToolRounds
+    maximumToolRounds: Int = HybridGenerationOptions.defaultMaximumToolRounds,
+    maximumToolCallsPerRound: Int = HybridGenerationOptions.defaultMaximumToolCallsPerRound
   ) {
     self.gemini = gemini
     self.foundationModels = foundationModels
     self.toolChoice = toolChoice
     self.maximumToolRounds = maximumToolRounds
+    self.maximumToolCallsPerRound = maximumToolCallsPerRound
   }
 
   /// Both models' defaults.
@@ -57,16 +72,19 @@ public struct HybridGenerationOptions: Sendable, Hashable {
     if maximumToolRounds < 1 {
       throw .invalidOptions("HybridGenerationOptions.maximumToolRounds must be >= 1, got \(maximumToolRounds)")
     }
+    if maximumToolCallsPerRound < 1 {
+      throw .invalidOptions(
+        "HybridGenerationOptions.maximumToolCallsPerRound must be >= 1, got \(maximumToolCallsPerRound)")
+    }
   }
 
   /// Keeps only the half that a model in `placement` reads.
   func scoped(to placement: ModelPlacement) -> HybridGenerationOptions {
+    var scoped = self
     switch placement {
-    case .onDevice:
-      HybridGenerationOptions(
-        foundationModels: foundationModels, toolChoice: toolChoice, maximumToolRounds: maximumToolRounds)
-    case .cloud:
-      HybridGenerationOptions(gemini: gemini, toolChoice: toolChoice, maximumToolRounds: maximumToolRounds)
+    case .onDevice: scoped.gemini = nil
+    case .cloud: scoped.foundationModels = nil
     }
+    return scoped
   }
 }

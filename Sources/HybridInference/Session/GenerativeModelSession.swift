@@ -8,7 +8,8 @@
 /// With tools, `respond` and `streamResponse` run the loop: the model asks for
 /// calls, the session runs them (the calls of one round concurrently), sends
 /// their outputs back, and repeats until the model answers in text, for at
-/// most `HybridGenerationOptions.maximumToolRounds` rounds. The transcript
+/// most `HybridGenerationOptions.maximumToolRounds` rounds of at most
+/// `maximumToolCallsPerRound` calls each. The transcript
 /// records every call and output as entries (`Transcript.Entry.toolCalls`,
 /// `.toolOutputs`).
 ///
@@ -23,7 +24,7 @@ public final class GenerativeModelSession: Sendable {
   public let model: any LanguageModel
   /// The tools the model may call, as it sees them.
   public let tools: [ToolDeclaration]
-  private let runnableTools: [AnyTool]
+  let runnableTools: [AnyTool]
   private let logHandler: LogHandler
   private let storage = SessionStorage()
   private let state: Locked<State>
@@ -58,13 +59,19 @@ public final class GenerativeModelSession: Sendable {
 
   /// Answers `prompt` in one piece and adds both to the transcript.
   ///
+  /// With tools, `content` is the text of every round of the turn, joined by
+  /// a blank line: an answer that says "Let me check." before it calls a tool
+  /// keeps those words, as the stream shows them (see `TurnText`); the
+  /// transcript holds each round's text in its own entry, and `rawResponse`
+  /// is the final round's.
+  ///
   /// Throws `HybridInferenceError` for every failure, and `CancellationError`
   /// when the calling task is cancelled; the transcript is unchanged then.
   public func respond(to prompt: String, options: HybridGenerationOptions = .default)
     async throws -> Response
   {
-    let raw = try await exchange(prompt: prompt, options: options, schema: nil)
-    return Response(content: raw.text, rawResponse: raw)
+    let (raw, text) = try await answer(prompt: prompt, options: options, schema: nil)
+    return Response(content: text, rawResponse: raw)
   }
 
   /// Sends one request, runs the tool rounds it takes, and records it; a
@@ -73,22 +80,33 @@ public final class GenerativeModelSession: Sendable {
   func exchange(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
     async throws -> GenerateContentResponse
   {
+    try await answer(prompt: prompt, options: options, schema: schema).raw
+  }
+
+  /// `exchange`, with the turn's text as the caller sees it.
+  private func answer(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
+    async throws -> (raw: GenerateContentResponse, text: String)
+  {
     var (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
+    // The backend's work has ended when `respond` returns or throws.
     defer { end(ticket) }
-    var rounds = ToolRounds(tools: runnableTools, limit: options.maximumToolRounds)
+    var rounds = ToolRounds(tools: runnableTools, options: options)
+    var text = TurnText(keepsEarlierRounds: schema == nil)
     while true {
+      text.startRound()
       let raw = try await model.respond(to: request)
       try Task.checkCancellation()
+      text.append(raw.text)
       if try await runTools(of: raw, in: &request, rounds: &rounds) { continue }
       if let schema { _ = try schema.check(raw.text) }
       record(raw, for: request, ticket: ticket)
-      return raw
+      return (raw, text.text)
     }
   }
 
   /// When `raw` asks for tools (and the session has some), runs them, adds
   /// the call and its outputs to `request`, and returns true: the loop goes on.
-  private func runTools(
+  func runTools(
     of raw: GenerateContentResponse, in request: inout ModelRequest, rounds: inout ToolRounds
   ) async throws -> Bool {
     let calls = raw.functionCalls
@@ -108,7 +126,11 @@ public final class GenerativeModelSession: Sendable {
   /// Answers `prompt` as snapshots of the text so far.
   ///
   /// The request starts when iteration starts; ending the iteration early
-  /// cancels it. The transcript gains the turn when the stream completes.
+  /// cancels it, and the session takes its next request once the backend
+  /// has stopped (until then, `concurrentRequests`). The transcript gains
+  /// the turn when the stream completes. With tools, every round's text
+  /// shows as it comes and the next round's text extends it: snapshots never
+  /// shrink, and the last equals what `respond` would return.
   public func streamResponse(to prompt: String, options: HybridGenerationOptions = .default)
     -> ResponseStream
   {
@@ -119,55 +141,8 @@ public final class GenerativeModelSession: Sendable {
   /// complete answer is checked before it is recorded.
   func stream(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) -> ResponseStream {
     ResponseStream { [self] in
-      AsyncThrowingStream { continuation in
-        let request: ModelRequest
-        let ticket: UInt64
-        do {
-          (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
-        } catch {
-          continuation.finish(throwing: error)
-          return
-        }
-        let task = Task {
-          do {
-            var request = request
-            var rounds = ToolRounds(tools: runnableTools, limit: options.maximumToolRounds)
-            while true {
-              var accumulator = ResponseAccumulator()
-              for try await delta in model.streamResponse(to: request) {
-                accumulator.add(delta)
-                // A round that asks for tools shows nothing: the stream
-                // carries the final round's answer only.
-                if let raw = accumulator.response, runnableTools.isEmpty || raw.functionCalls.isEmpty,
-                  runnableTools.isEmpty || !raw.text.isEmpty
-                {
-                  continuation.yield(ResponseStream.Snapshot(content: raw.text, rawResponse: raw))
-                }
-              }
-              try Task.checkCancellation()
-              guard let raw = accumulator.response else {
-                throw HybridInferenceError.malformedResponse("the model ended without a response")
-              }
-              if try await runTools(of: raw, in: &request, rounds: &rounds) { continue }
-              if !runnableTools.isEmpty, raw.text.isEmpty {
-                continuation.yield(ResponseStream.Snapshot(content: raw.text, rawResponse: raw))
-              }
-              if let schema { _ = try schema.check(raw.text) }
-              record(raw, for: request, ticket: ticket)
-              break
-            }
-            end(ticket)
-            continuation.finish()
-          } catch {
-            end(ticket)
-            continuation.finish(throwing: error)
-          }
-        }
-        continuation.onTermination = { [self] _ in
-          task.cancel()
-          end(ticket)
-        }
-      }
+      let (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
+      return StreamedTurn(session: self, request: request, ticket: ticket, schema: schema)
     }
   }
 
@@ -205,7 +180,7 @@ public final class GenerativeModelSession: Sendable {
   }
 
   /// Adds the prompt and the answer, unless the request was abandoned.
-  private func record(_ raw: GenerateContentResponse, for request: ModelRequest, ticket: UInt64) {
+  func record(_ raw: GenerateContentResponse, for request: ModelRequest, ticket: UInt64) {
     let content = raw.candidates.first?.content ?? Content(role: "model", parts: [])
     state.withLock { state in
       guard state.activeRequest == ticket else { return }
@@ -214,7 +189,8 @@ public final class GenerativeModelSession: Sendable {
     }
   }
 
-  private func end(_ ticket: UInt64) {
+  /// Releases the slot `ticket` holds: the request's backend work has ended.
+  func end(_ ticket: UInt64) {
     state.withLock { state in
       if state.activeRequest == ticket { state.activeRequest = nil }
     }

@@ -3,70 +3,99 @@
 /// Text parts that follow each other are joined (answer text and thoughts kept
 /// apart); other parts are appended; the latest finish reason, usage and
 /// metadata win, as in the REST API's own streaming semantics.
+///
+/// A delta costs what it adds: the response is mutated in place, and a text
+/// part grows by appending to its string, which Swift does without copying
+/// while the string's buffer is not shared. A caller that still holds an
+/// earlier `response` (a snapshot) shares that buffer, and the next append
+/// copies it once; the session therefore makes snapshots only when its caller
+/// asks for one (`StreamedTurn`).
 struct ResponseAccumulator: Sendable {
-  private(set) var response: GenerateContentResponse?
+  private var merged = GenerateContentResponse(modelVersion: "")
+  private var started = false
 
-  var text: String { response?.text ?? "" }
+  /// Whether the first candidate has asked for a function call so far.
+  private(set) var hasFunctionCalls = false
 
-  mutating func add(_ delta: GenerateContentResponse) {
-    guard var merged = response else {
-      response = delta
-      return
+  /// The response so far; nil before the first delta.
+  var response: GenerateContentResponse? { started ? merged : nil }
+
+  /// Adds `delta` and returns the answer text it added to the first
+  /// candidate (thoughts excluded): what `response.text` grew by.
+  @discardableResult
+  mutating func add(_ delta: GenerateContentResponse) -> String {
+    guard started else {
+      started = true
+      merged = delta
+      hasFunctionCalls = !delta.functionCalls.isEmpty
+      return delta.text
     }
     if !delta.modelVersion.isEmpty { merged.modelVersion = delta.modelVersion }
-    merged.responseId = delta.responseId ?? merged.responseId
-    merged.usageMetadata = delta.usageMetadata ?? merged.usageMetadata
-    merged.promptFeedback = delta.promptFeedback ?? merged.promptFeedback
-    merged.localModelName = delta.localModelName ?? merged.localModelName
+    if let responseId = delta.responseId { merged.responseId = responseId }
+    if let usage = delta.usageMetadata { merged.usageMetadata = usage }
+    if let feedback = delta.promptFeedback { merged.promptFeedback = feedback }
+    if let name = delta.localModelName { merged.localModelName = name }
+    var added = ""
     for (position, candidate) in delta.candidates.enumerated() {
       let index = candidate.index ?? position
+      let target: Int
       if let existing = merged.candidates.firstIndex(where: { ($0.index ?? 0) == index }) {
-        merged.candidates[existing] = Self.merge(merged.candidates[existing], candidate)
+        Self.merge(candidate, into: &merged.candidates[existing])
+        target = existing
       } else {
         merged.candidates.append(candidate)
+        target = merged.candidates.count - 1
+      }
+      // `response.text` and `functionCalls` read the first candidate.
+      guard target == 0, let parts = candidate.content?.parts else { continue }
+      for part in parts {
+        if part.thought != true, let text = part.text { added += text }
+        if part.functionCall != nil { hasFunctionCalls = true }
       }
     }
-    response = merged
+    return added
   }
 
-  private static func merge(_ old: Candidate, _ new: Candidate) -> Candidate {
-    var merged = old
+  /// Merges `new` into `old` in place.
+  private static func merge(_ new: Candidate, into old: inout Candidate) {
     if let newContent = new.content {
-      var content = old.content ?? Content(role: newContent.role, parts: [])
-      for part in newContent.parts { append(part, to: &content.parts) }
-      merged.content = content
+      if old.content == nil { old.content = Content(role: newContent.role, parts: []) }
+      for part in newContent.parts { old.content?.parts.appendJoiningText(part) }
     }
-    merged.finishReason = new.finishReason ?? old.finishReason
-    merged.finishMessage = new.finishMessage ?? old.finishMessage
-    merged.safetyRatings = new.safetyRatings ?? old.safetyRatings
-    merged.groundingMetadata = new.groundingMetadata ?? old.groundingMetadata
-    merged.urlContextMetadata = new.urlContextMetadata ?? old.urlContextMetadata
-    merged.avgLogprobs = new.avgLogprobs ?? old.avgLogprobs
-    merged.tokenCount = new.tokenCount ?? old.tokenCount
+    if let reason = new.finishReason { old.finishReason = reason }
+    if let message = new.finishMessage { old.finishMessage = message }
+    if let ratings = new.safetyRatings { old.safetyRatings = ratings }
+    if let grounding = new.groundingMetadata { old.groundingMetadata = grounding }
+    if let urlContext = new.urlContextMetadata { old.urlContextMetadata = urlContext }
+    if let logprobs = new.avgLogprobs { old.avgLogprobs = logprobs }
+    if let tokens = new.tokenCount { old.tokenCount = tokens }
     if let sources = new.citationMetadata?.citationSources {
-      let known = old.citationMetadata?.citationSources ?? []
-      merged.citationMetadata = CitationMetadata(citationSources: known + sources)
+      if old.citationMetadata == nil { old.citationMetadata = CitationMetadata(citationSources: []) }
+      old.citationMetadata?.citationSources.append(contentsOf: sources)
     }
-    return merged
   }
+}
 
-  /// Joins a text part onto a preceding text part of the same kind; anything
-  /// else becomes a part of its own.
-  private static func append(_ part: Part, to parts: inout [Part]) {
-    guard let text = part.text, let last = parts.last, let lastText = last.text,
-      Self.isPlainText(part), Self.isPlainText(last), (last.thought ?? false) == (part.thought ?? false),
-      last.thoughtSignature == nil
+extension [Part] {
+  /// Joins a text part onto a preceding text part of the same kind, by
+  /// appending in place; anything else becomes a part of its own.
+  fileprivate mutating func appendJoiningText(_ part: Part) {
+    let last = count - 1
+    guard let text = part.text, last >= 0, self[last].text != nil, part.isPlainText, self[last].isPlainText,
+      (self[last].thought ?? false) == (part.thought ?? false), self[last].thoughtSignature == nil
     else {
-      parts.append(part)
+      append(part)
       return
     }
-    parts[parts.count - 1].text = lastText + text
-    parts[parts.count - 1].thoughtSignature = part.thoughtSignature
+    self[last].text?.append(text)
+    self[last].thoughtSignature = part.thoughtSignature
   }
+}
 
-  private static func isPlainText(_ part: Part) -> Bool {
-    part.inlineData == nil && part.fileData == nil && part.functionCall == nil
-      && part.functionResponse == nil && part.executableCode == nil
-      && part.codeExecutionResult == nil
+extension Part {
+  /// Text and nothing else (thought flags and signatures aside).
+  fileprivate var isPlainText: Bool {
+    inlineData == nil && fileData == nil && functionCall == nil && functionResponse == nil
+      && executableCode == nil && codeExecutionResult == nil
   }
 }

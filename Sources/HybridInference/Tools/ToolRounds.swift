@@ -4,6 +4,8 @@
 ///
 /// The rules, in one place:
 /// - at most `limit` rounds of calls; one more is `tooManyToolRounds`;
+/// - at most `callLimit` calls in a round; a round that asks for more is
+///   `tooManyToolCalls`, thrown before any of its calls runs;
 /// - a call of an unknown tool, or with arguments that fail the tool's schema
 ///   or do not decode into its `Arguments`, is answered with an error output
 ///   (`{"error": ...}`) once per request, so the model can correct itself; the
@@ -14,19 +16,24 @@
 struct ToolRounds: Sendable {
   let tools: [AnyTool]
   let limit: Int
+  let callLimit: Int
   private(set) var rounds = 0
   private(set) var correctionUsed = false
   /// Whether any tool has run (after which the request must not fall back).
   private(set) var anyToolRan = false
 
-  init(tools: [AnyTool], limit: Int) {
+  init(tools: [AnyTool], options: HybridGenerationOptions) {
     self.tools = tools
-    self.limit = limit
+    self.limit = options.maximumToolRounds
+    self.callLimit = options.maximumToolCallsPerRound
   }
 
   /// Runs one round of `calls` and returns their outputs, in the calls' order.
   mutating func run(_ calls: [Part.FunctionCall]) async throws -> [Part.FunctionResponse] {
     guard rounds < limit else { throw HybridInferenceError.tooManyToolRounds(limit: limit) }
+    guard calls.count <= callLimit else {
+      throw HybridInferenceError.tooManyToolCalls(count: calls.count, limit: callLimit)
+    }
     rounds += 1
     var outputs: [Part.FunctionResponse?] = Array(repeating: nil, count: calls.count)
     var valid: [(index: Int, tool: AnyTool, call: Part.FunctionCall)] = []

@@ -24,6 +24,16 @@ final class ScriptedModel: LanguageModel {
     case answerThenHang([String])
     /// Asks for these tool calls (one delta of functionCall parts), then finishes with STOP.
     case calls([Part.FunctionCall])
+    /// Streams these text deltas, then asks for these calls, then finishes with STOP:
+    /// a round that says something before it calls a tool.
+    case textThenCalls([String], [Part.FunctionCall])
+    /// Streams these text deltas, waits until cancelled, and then goes on
+    /// working (cancellation ignored) until `gate` opens: a backend whose
+    /// generation takes a while to wind down.
+    case answerThenLinger([String], Gate)
+    /// `count` deltas of `text`, each made only when the consumer asks for it
+    /// (a pull-based stream), then STOP; `pulledDeltas` counts those made.
+    case pulled(count: Int, text: String)
   }
 
   let modelVersion: String
@@ -35,6 +45,8 @@ final class ScriptedModel: LanguageModel {
     var script: [Step]
     var requests: [ModelRequest] = []
     var cancellations = 0
+    var endedGenerations = 0
+    var pulledDeltas = 0
   }
 
   init(
@@ -64,6 +76,12 @@ final class ScriptedModel: LanguageModel {
   /// How many requests ended by cancellation.
   var cancellations: Int { state.withLock { $0.cancellations } }
 
+  /// How many generations have really ended (their work returned, whichever way).
+  var endedGenerations: Int { state.withLock { $0.endedGenerations } }
+
+  /// How many deltas `.pulled` steps have made so far.
+  var pulledDeltas: Int { state.withLock { $0.pulledDeltas } }
+
   func streamResponse(to request: ModelRequest)
     -> ResponseDeltaStream
   {
@@ -78,7 +96,9 @@ final class ScriptedModel: LanguageModel {
       state.requests.append(seen)
       return state.script.isEmpty ? .answer(["\(modelVersion) default"]) : state.script.removeFirst()
     }
+    if case .pulled(let count, let text) = step { return pulled(count: count, text: text) }
     return .producing { continuation in
+      defer { self.state.withLock { $0.endedGenerations += 1 } }
       do {
         try await self.play(step, into: continuation)
       } catch {
@@ -86,6 +106,21 @@ final class ScriptedModel: LanguageModel {
         throw error
       }
     }
+  }
+
+  /// A stream that makes each delta only when it is asked for.
+  private func pulled(count: Int, text: String) -> ResponseDeltaStream {
+    let made = Locked(0)
+    return ResponseDeltaStream(
+      AsyncThrowingStream(unfolding: { [self] in
+        let index = made.withLock { made in
+          made += 1
+          return made
+        }
+        guard index <= count + 1 else { return nil }
+        state.withLock { $0.pulledDeltas += 1 }
+        return index <= count ? textDelta(text) : finalDelta()
+      }))
   }
 
   private func play(
@@ -101,6 +136,16 @@ final class ScriptedModel: LanguageModel {
           candidates: [Candidate(content: Content(role: "model", parts: calls.map { Part(functionCall: $0) }))],
           modelVersion: modelVersion))
       continuation.yield(finalDelta())
+    case .textThenCalls(let deltas, let calls):
+      for delta in deltas { continuation.yield(textDelta(delta)) }
+      try await play(.calls(calls), into: continuation)
+    case .answerThenLinger(let deltas, let gate):
+      for delta in deltas { continuation.yield(textDelta(delta)) }
+      while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+      await gate.wait()
+      throw CancellationError()
+    case .pulled:
+      break  // streamed by `pulled(count:text:)`
     case .fail(let error):
       throw error
     case .failAfter(let deltas, let error):
@@ -130,6 +175,32 @@ final class ScriptedModel: LanguageModel {
       candidates: finishReason.map { [Candidate(finishReason: $0)] } ?? [],
       usageMetadata: UsageMetadata(promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5),
       modelVersion: modelVersion)
+  }
+}
+
+/// A one-way gate a scripted step waits at, whatever its task's cancellation.
+final class Gate: Sendable {
+  private let state = Locked<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+  /// Lets every waiter, present and future, through.
+  func open() {
+    let waiters = state.withLock { state in
+      state.isOpen = true
+      defer { state.waiters = [] }
+      return state.waiters
+    }
+    for waiter in waiters { waiter.resume() }
+  }
+
+  /// Returns once the gate is open (not when the task is cancelled: on purpose).
+  func wait() async {
+    await withCheckedContinuation { continuation in
+      let isOpen = state.withLock { state in
+        if !state.isOpen { state.waiters.append(continuation) }
+        return state.isOpen
+      }
+      if isOpen { continuation.resume() }
+    }
   }
 }
 

@@ -104,6 +104,42 @@ final class ToolLoopTests: XCTestCase {
     XCTAssertEqual(weather.log.all.map(\.arguments), ["A", "B"])
   }
 
+  func testFiveThousandCallsInOneRound_endInATypedErrorBeforeAnyToolRuns() async throws {
+    let weather = WeatherTool()
+    let model = cloud(.calls((0..<5_000).map { weatherCall("City \($0)") }), .answer(["never"]))
+    let session = GenerativeModelSession(model: model, tools: [weather], logHandler: .silent)
+    let error = await captureError { try await session.respond(to: "Everywhere") }
+    guard case .tooManyToolCalls(let count, let limit)? = error as? HybridInferenceError else {
+      return XCTFail("expected tooManyToolCalls, got \(String(describing: error))")
+    }
+    XCTAssertEqual(count, 5_000)
+    XCTAssertEqual(limit, HybridGenerationOptions.defaultMaximumToolCallsPerRound)
+    XCTAssertTrue(weather.log.all.isEmpty, "the tool ran \(weather.log.all.count) times")
+    XCTAssertEqual(model.requests.count, 1)
+    XCTAssertTrue(session.transcript.entries.isEmpty)
+  }
+
+  func testCallLimitIsPerRound_onStreamsToo_andAtLeastOne() async throws {
+    XCTAssertEqual(HybridGenerationOptions.default.maximumToolCallsPerRound, 32)
+    let weather = WeatherTool()
+    let model = cloud(
+      .calls([weatherCall("A"), weatherCall("B")]), .calls([weatherCall("C"), weatherCall("D"), weatherCall("E")]))
+    let session = GenerativeModelSession(model: model, tools: [weather], logHandler: .silent)
+    let options = HybridGenerationOptions(maximumToolCallsPerRound: 2)
+    let error = await captureError { try await session.streamResponse(to: "Go", options: options).collect() }
+    guard case .tooManyToolCalls(3, 2)? = error as? HybridInferenceError else {
+      return XCTFail("expected tooManyToolCalls(3, 2), got \(String(describing: error))")
+    }
+    XCTAssertEqual(
+      Set(weather.log.all.map(\.arguments)), ["A", "B"], "the round within the limit ran, the next did not")
+    let invalid = await captureError {
+      try await session.respond(to: "x", options: HybridGenerationOptions(maximumToolCallsPerRound: 0))
+    }
+    guard case .invalidOptions? = invalid as? HybridInferenceError else {
+      return XCTFail("expected invalidOptions, got \(String(describing: invalid))")
+    }
+  }
+
   func testDefaultRoundLimitIsEight() async throws {
     XCTAssertEqual(HybridGenerationOptions.default.maximumToolRounds, 8)
     let session = GenerativeModelSession(model: cloud(), tools: [WeatherTool()], logHandler: .silent)
