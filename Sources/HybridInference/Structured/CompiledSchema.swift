@@ -39,6 +39,11 @@ struct CompiledSchema {
   }
 
   private(set) var nodes: [Node] = []
+  /// Nodes a check can reach more than once at the same part of a value:
+  /// definitions (any number of `$ref`s) and alternatives. A node reached
+  /// through `items` or `properties` is reached once per check of its
+  /// parent, so only these results need remembering.
+  private(set) var shared: Set<Int> = []
   private var definitions: [String: Int] = [:]
 
   /// The schema `root`; node 0 is its root.
@@ -47,7 +52,9 @@ struct CompiledSchema {
     // Definitions first, so that references anywhere can be resolved as read.
     for prefix in ["$defs", "definitions"] {
       for (name, _) in root[prefix]?.members ?? [] where definitions["#/\(prefix)/\(name)"] == nil {
-        definitions["#/\(prefix)/\(name)"] = reserve()
+        let id = reserve()
+        definitions["#/\(prefix)/\(name)"] = id
+        shared.insert(id)
       }
     }
     var filled: Set<Int> = []
@@ -84,7 +91,10 @@ struct CompiledSchema {
       nodes[id] = node
       return
     }
-    if let choices = (schema["anyOf"] ?? schema["oneOf"])?.array { node.alternatives = choices.map { compile($0) } }
+    if let choices = (schema["anyOf"] ?? schema["oneOf"])?.array {
+      node.alternatives = choices.map { compile($0) }
+      shared.formUnion(node.alternatives ?? [])
+    }
     node.constant = schema["const"]
     node.options = schema["enum"]?.array
     switch schema["type"] {

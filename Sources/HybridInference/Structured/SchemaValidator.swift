@@ -11,23 +11,24 @@ import Foundation
 /// receiving a value that breaks its own rules.
 ///
 /// The value is the server's, so the check is bounded whatever it holds:
-/// - each (schema node, part of the value) pair is checked once and its
-///   result remembered, so alternatives that refer to each other cost the
+/// - each (schema node, part of the value) pair is checked once (results
+///   of definitions and alternatives, the nodes a check can meet twice,
+///   are remembered), so alternatives that refer to each other cost the
 ///   product of the two sizes at most, never a branch per level (a
 ///   self-referencing `anyOf` used to try every branch at every level); a
 ///   pair met again while it is being checked (a `$ref` loop that reads
 ///   nothing) does not match;
 /// - the whole check takes at most `workLimit` steps, and `pattern`s at
 ///   most `patternWorkLimit` progress reports of the regular-expression
-///   engine (ICU reports about every 10,000 steps of its matcher) over the
-///   whole answer; past either the answer is refused as a violation, never
+///   engine over the whole answer; past either the answer is refused as a violation, never
 ///   accepted unchecked;
 /// - it keeps its own stack instead of recursing, so neither the value's
 ///   nesting nor a chain of `$ref`s can overflow the thread's.
 struct SchemaValidator {
   /// Checks of one (schema node, value part) pair, for one answer.
-  static let workLimit = 2_000_000
-  /// ICU progress reports for all of one answer's `pattern` matches (about 0.1 ms each).
+  static let workLimit = 1_000_000
+  /// ICU progress reports for all of one answer's `pattern` matches: ICU
+  /// reports periodically while it matches, here about every 0.1 ms.
   static let patternWorkLimit = 500
   let root: OrderedJSON
 
@@ -89,6 +90,8 @@ struct SchemaValidator {
       let node: Int
       let value: Int
       let key: Int
+      /// Whether the result is remembered (`CompiledSchema.shared`).
+      let remembered: Bool
       var stage = Stage.start
       /// `shallowestLoop` of the check that started this one.
       let outerLoop: Int
@@ -155,7 +158,9 @@ struct SchemaValidator {
       work -= 1
       guard work > 0 else { return exhaust("\(SchemaValidator.workLimit) steps") }
       memo[key] = .checking(depth: stack.count)
-      stack.append(Frame(node: node, value: value, key: key, outerLoop: shallowestLoop))
+      stack.append(
+        Frame(
+          node: node, value: value, key: key, remembered: schema.shared.contains(node), outerLoop: shallowestLoop))
       shallowestLoop = Int.max
       return nil
     }
@@ -166,7 +171,7 @@ struct SchemaValidator {
       guard let frame = stack.popLast() else { return problem }
       let depth = stack.count
       let loop = shallowestLoop
-      memo[frame.key] = loop < depth ? nil : .done(problem)
+      memo[frame.key] = loop < depth || !frame.remembered ? nil : .done(problem)
       shallowestLoop = min(frame.outerLoop, loop < depth ? loop : Int.max)
       return problem
     }

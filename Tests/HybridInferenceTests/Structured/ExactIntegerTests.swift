@@ -16,13 +16,13 @@ final class ExactIntegerTests: XCTestCase {
     var small: Int
   }
 
-  private final class IDTool: Tool, @unchecked Sendable {
-    // Written by the one call the test makes, read after the session returned.
-    var received: IDs?
+  private struct IDTool: Tool {
+    let calls = Locked<[IDs]>([])
+    var received: IDs? { calls.withLock { $0.last } }
     let name = "lookup"
     let description = "Looks up an id."
     func call(arguments: IDs) async throws -> String {
-      received = arguments
+      calls.withLock { $0.append(arguments) }
       return "found"
     }
   }

@@ -6,10 +6,12 @@ import XCTest
 /// Checking an answer against a schema takes bounded time whatever the
 /// answer: each (schema node, value) pair once, a step budget, and a budget
 /// for `pattern`. Each case has a generous hang guard: before the bounds
-/// the first ran for minutes and the second for hours.
+/// the self-referencing schema ran past it, and the pattern took 5.9 s for
+/// 61 characters before ICU gave up on its own and called it a mismatch.
 final class SchemaValidatorBoundsTests: XCTestCase {
-  /// Refers to itself through two branches at every level: every branch at
-  /// every level is 2^64 checks for one string.
+  /// Refers to itself through two branches at every level: trying every
+  /// branch at every level (to the old 64-level limit) is about 2^32
+  /// checks for one string.
   private let selfReferencing =
     ##"{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/b"},{"type":"number"}]},"##
     + ##""b":{"anyOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/b"},{"type":"number"}]}},"$ref":"#/$defs/a"}"##
@@ -55,7 +57,7 @@ final class SchemaValidatorBoundsTests: XCTestCase {
     XCTAssertNotNil(problem)
   }
 
-  func testPatternWithCatastrophicBacktracking_isRefusedInsteadOfRunningForHours() throws {
+  func testPatternWithCatastrophicBacktracking_isRefusedWithinItsBudget() throws {
     let schema = try GenerationSchema(
       jsonSchema: #"{"type":"object","properties":{"s":{"type":"string","pattern":"^(a|a)*$"}}}"#)
     let answer = #"{"s":""# + String(repeating: "a", count: 60) + #"b"}"#
