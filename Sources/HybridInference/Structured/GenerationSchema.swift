@@ -54,7 +54,8 @@ public struct GenerationSchema: Sendable, Hashable, CustomStringConvertible {
 
   /// A schema written by hand, as JSON Schema text. Member order is kept.
   /// - Throws: `HybridInferenceError.unsupportedSchema` when the text is not
-  ///   a JSON object (or `true`).
+  ///   a JSON object, or nests deeper than 512 levels (every walk over a
+  ///   schema recurses, so depth is bounded where a schema is made).
   public init(jsonSchema: String) throws(HybridInferenceError) {
     let value: OrderedJSON
     do {
@@ -67,7 +68,12 @@ public struct GenerationSchema: Sendable, Hashable, CustomStringConvertible {
 
   /// A schema written by hand, as a `JSONValue`. A dictionary has no order,
   /// so properties are taken in name order; use the string form to choose it.
+  /// - Throws: as `init(jsonSchema:)` for text.
   public init(jsonSchema: JSONValue) throws(HybridInferenceError) {
+    guard !jsonSchema.nests(deeperThan: JSONPrefixParser.maximumDepth) else {
+      throw .unsupportedSchema(
+        path: "$", reason: "the schema nests deeper than \(JSONPrefixParser.maximumDepth) levels")
+    }
     try self.init(ordered: OrderedJSON(jsonSchema))
   }
 

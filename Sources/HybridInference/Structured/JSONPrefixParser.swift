@@ -1,16 +1,29 @@
-/// Parses JSON text, or the beginning of it, keeping member order.
+/// Reads JSON text, or the beginning of it, a piece at a time, keeping
+/// member order.
 ///
 /// Streaming structured output needs the value so far at every delta, and
 /// that value must itself be valid JSON: an unfinished string is closed
 /// where the text stops, a member whose value has not started (or is an
 /// unfinished `true`, `null`, ...) is left out, and unfinished containers
 /// are closed. The same parser reads complete documents strictly, so a
-/// schema string and a model's final answer go through one code path.
+/// schema string, a tool call and a model's final answer go through one
+/// code path.
+///
+/// It is a state machine, not a recursive descent: the text is server
+/// input, and a recursive reader of `[[[[...` overflows the stack. State is
+/// kept between pieces, so each piece costs what it adds; what the pieces
+/// build is up to the `JSONEventSink` it reports to (`OrderedJSONBuilder`
+/// for whole values, `JSONSnapshotBuilder` for a stream's snapshots).
+///
+/// Limits, past which the text is refused with a `SyntaxError`:
+/// `maximumDepth` nested containers (Foundation's `JSONDecoder` has the
+/// same) and numbers of `maximumNumberLength` characters.
 struct JSONPrefixParser {
-  private let bytes: [UInt8]
-  private var index = 0
-  /// Set when the text ended inside the value.
-  private(set) var ended = false
+  /// The most containers open at once. Every walk over a parsed value
+  /// (conversion, text, equality, schema checks) recurses at most this deep.
+  static let maximumDepth = 512
+  /// The longest number literal read, in characters.
+  static let maximumNumberLength = 1024
 
   /// Why text is not JSON (or not the beginning of JSON).
   struct SyntaxError: Error, CustomStringConvertible {
@@ -19,21 +32,62 @@ struct JSONPrefixParser {
     var description: String { "\(reason) at byte \(offset)" }
   }
 
-  private init(_ text: String) {
-    bytes = Array(text.utf8)
+  enum Container { case array, object }
+
+  private enum Expect {
+    /// A value must start here: at the top, after `:`, after `,` in an array.
+    case value
+    /// Just after `[`.
+    case valueOrClose
+    /// Just after `{`.
+    case keyOrClose
+    /// After `,` in an object.
+    case key
+    case colon
+    case commaOrClose
+    /// The top-level value is complete.
+    case done
+  }
+
+  private enum Token {
+    case none
+    case string(isKey: Bool)
+    case number
+    case literal(JSONScalar, word: [UInt8], matched: Int)
+  }
+
+  /// Whether text after a complete value, or a value cut short, is an error.
+  private let strict: Bool
+  private var containers: [Container] = []
+  private var expect = Expect.value
+  private var token = Token.none
+  private var strings = JSONStringDecoder()
+  private var number = JSONNumberScanner()
+  /// Bytes read before the current piece, for error offsets.
+  private var offset = 0
+
+  /// A parser for a complete document (`strict`) or for a prefix of one.
+  init(strict: Bool) {
+    self.strict = strict
+  }
+
+  /// Whether the top-level value is complete.
+  var isComplete: Bool { expect == .done }
+
+  /// The longest number that the number being read so far is, if any.
+  var partialNumber: JSONScalar? {
+    guard case .number = token else { return nil }
+    return number.longestValue
   }
 
   /// A complete document: anything after the value but whitespace is an error.
   static func parse(_ text: String) throws(SyntaxError) -> OrderedJSON {
-    var parser = JSONPrefixParser(text)
-    parser.skipWhitespace()
-    let value = try parser.parseValue()
-    parser.skipWhitespace()
-    guard let value, !parser.ended else {
-      throw SyntaxError(offset: parser.index, reason: "the document ends early")
-    }
-    guard parser.index == parser.bytes.count else {
-      throw SyntaxError(offset: parser.index, reason: "unexpected text after the value")
+    var parser = JSONPrefixParser(strict: true)
+    var builder = OrderedJSONBuilder()
+    try parser.feed(text[...], into: &builder)
+    try parser.finish(into: &builder)
+    guard let value = builder.value(partialNumber: nil) else {
+      throw SyntaxError(offset: text.utf8.count, reason: "the document ends early")
     }
     return value
   }
@@ -41,230 +95,190 @@ struct JSONPrefixParser {
   /// The value so far of a document that may be cut anywhere; nil when not
   /// even its beginning is usable yet. Text after a complete value is ignored.
   static func parsePrefix(_ text: String) throws(SyntaxError) -> OrderedJSON? {
-    var parser = JSONPrefixParser(text)
-    parser.skipWhitespace()
-    return try parser.parseValue()
+    var parser = JSONPrefixParser(strict: false)
+    var builder = OrderedJSONBuilder()
+    try parser.feed(text[...], into: &builder)
+    return builder.value(partialNumber: parser.partialNumber)
   }
 
-  private mutating func skipWhitespace() {
-    while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
-  }
-
-  private var atEnd: Bool { index >= bytes.count }
-
-  private func fail(_ reason: String) -> SyntaxError { SyntaxError(offset: index, reason: reason) }
-
-  private mutating func parseValue() throws(SyntaxError) -> OrderedJSON? {
-    guard !atEnd else {
-      ended = true
-      return nil
-    }
-    switch bytes[index] {
-    case UInt8(ascii: "{"): return try parseObject()
-    case UInt8(ascii: "["): return try parseArray()
-    case UInt8(ascii: "\""): return .string(try parseString())
-    case UInt8(ascii: "t"): return try parseLiteral("true", .bool(true))
-    case UInt8(ascii: "f"): return try parseLiteral("false", .bool(false))
-    case UInt8(ascii: "n"): return try parseLiteral("null", .null)
-    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-    default: throw fail("unexpected character")
-    }
-  }
-
-  private mutating func parseLiteral(_ word: String, _ value: OrderedJSON) throws(SyntaxError) -> OrderedJSON? {
-    for byte in word.utf8 {
-      guard !atEnd else {
-        ended = true
-        return nil
-      }
-      guard bytes[index] == byte else { throw fail("expected \(word)") }
-      index += 1
-    }
-    return value
-  }
-
-  private mutating func parseNumber() throws(SyntaxError) -> OrderedJSON? {
-    let start = index
-    let allowed = Set("+-0123456789.eE".utf8)
-    while !atEnd, allowed.contains(bytes[index]) { index += 1 }
-    if atEnd { ended = true }
-    var text = String(decoding: bytes[start..<index], as: UTF8.self)
-    if let number = Double(text), Self.isJSONNumber(text) { return .number(number) }
-    guard ended else { throw fail("malformed number") }
-    // Cut mid-number: the longest prefix that is a number, if any.
-    while !text.isEmpty {
-      text.removeLast()
-      if let number = Double(text), Self.isJSONNumber(text) { return .number(number) }
-    }
-    return nil
-  }
-
-  /// JSON's number syntax, stricter than `Double(_:)` (no `+1`, `.5`, `01`, `1.`).
-  static func isJSONNumber(_ text: String) -> Bool {
-    var rest = Substring(text)
-    if rest.first == "-" { rest = rest.dropFirst() }
-    let integer = rest.prefix { $0.isASCII && $0.isNumber }
-    guard !integer.isEmpty, integer == "0" || integer.first != "0" else { return false }
-    rest = rest.dropFirst(integer.count)
-    if rest.first == "." {
-      let fraction = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
-      guard !fraction.isEmpty else { return false }
-      rest = rest.dropFirst(1 + fraction.count)
-    }
-    if rest.first == "e" || rest.first == "E" {
-      rest = rest.dropFirst()
-      if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
-      let exponent = rest.prefix { $0.isASCII && $0.isNumber }
-      guard !exponent.isEmpty else { return false }
-      rest = rest.dropFirst(exponent.count)
-    }
-    return rest.isEmpty
-  }
-
-  /// A string; cut short, the text so far (a cut escape dropped).
-  private mutating func parseString() throws(SyntaxError) -> String {
-    index += 1
-    var scalars = String.UnicodeScalarView()
-    var run = index
-    func flush(_ end: Int) {
-      scalars.append(contentsOf: String(decoding: bytes[run..<end], as: UTF8.self).unicodeScalars)
-    }
-    while !atEnd {
-      let byte = bytes[index]
-      if byte == UInt8(ascii: "\"") {
-        flush(index)
-        index += 1
-        return String(scalars)
-      }
-      if byte < 0x20 { throw fail("control character in a string") }
-      if byte != UInt8(ascii: "\\") {
-        index += 1
-        continue
-      }
-      flush(index)
-      guard index + 1 < bytes.count else {
-        index = bytes.count
-        ended = true
-        return String(scalars)
-      }
-      let escape = bytes[index + 1]
-      index += 2
-      switch escape {
-      case UInt8(ascii: "\""): scalars.append("\"")
-      case UInt8(ascii: "\\"): scalars.append("\\")
-      case UInt8(ascii: "/"): scalars.append("/")
-      case UInt8(ascii: "b"): scalars.append("\u{08}")
-      case UInt8(ascii: "f"): scalars.append("\u{0C}")
-      case UInt8(ascii: "n"): scalars.append("\n")
-      case UInt8(ascii: "r"): scalars.append("\r")
-      case UInt8(ascii: "t"): scalars.append("\t")
-      case UInt8(ascii: "u"):
-        guard let scalar = try parseUnicodeEscape() else {
-          index = bytes.count
-          ended = true
-          return String(scalars)
+  /// Reads the next piece of the text. After a complete value a strict
+  /// parser refuses anything but whitespace; a prefix parser ignores the rest.
+  mutating func feed<Sink: JSONEventSink>(_ text: Substring, into sink: inout Sink) throws(SyntaxError) {
+    let bytes = ContiguousArray(text.utf8)
+    var index = 0
+    while index < bytes.count {
+      switch token {
+      case .string(let isKey):
+        let end = try strings.read(bytes, from: index, offset: offset)
+        let piece = strings.takeText()
+        if !piece.isEmpty {
+          if isKey { strings.key += piece } else { sink.appendString(piece) }
         }
-        scalars.append(scalar)
-      default: throw fail("invalid escape")
-      }
-      run = index
-    }
-    flush(bytes.count)
-    ended = true
-    return String(scalars)
-  }
-
-  /// The scalar of `\uXXXX` (a surrogate pair joined); nil when the text is cut.
-  private mutating func parseUnicodeEscape() throws(SyntaxError) -> Unicode.Scalar? {
-    guard let high = try hex4() else { return nil }
-    if (0xD800..<0xDC00).contains(high) {
-      guard index + 1 < bytes.count else { return nil }
-      guard bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-        throw fail("unpaired surrogate")
-      }
-      index += 2
-      guard let low = try hex4() else { return nil }
-      guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
-      return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-    }
-    guard let scalar = Unicode.Scalar(high) else { throw fail("unpaired surrogate") }
-    return scalar
-  }
-
-  private mutating func hex4() throws(SyntaxError) -> UInt32? {
-    guard index + 4 <= bytes.count else { return nil }
-    let text = String(decoding: bytes[index..<index + 4], as: UTF8.self)
-    guard let value = UInt32(text, radix: 16) else { throw fail("invalid \\u escape") }
-    index += 4
-    return value
-  }
-
-  private mutating func parseArray() throws(SyntaxError) -> OrderedJSON {
-    index += 1
-    var items: [OrderedJSON] = []
-    skipWhitespace()
-    if !atEnd, bytes[index] == UInt8(ascii: "]") {
-      index += 1
-      return .array(items)
-    }
-    while true {
-      skipWhitespace()
-      let item = try parseValue()
-      if let item { items.append(item) }
-      if ended { return .array(items) }
-      skipWhitespace()
-      guard !atEnd else {
-        ended = true
-        return .array(items)
-      }
-      if bytes[index] == UInt8(ascii: "]") {
+        index = end
+        guard strings.closed else { continue }
+        strings.closed = false
+        token = .none
+        if isKey {
+          sink.key(strings.key)
+          strings.key = ""
+          expect = .colon
+        } else {
+          sink.endString()
+          valueDone()
+        }
+      case .number:
+        let byte = bytes[index]
+        if JSONNumberScanner.isNumberByte(byte) {
+          guard number.add(byte) else { throw fail(index, "malformed number") }
+          guard number.length <= Self.maximumNumberLength else {
+            throw fail(index, "a number longer than \(Self.maximumNumberLength) characters")
+          }
+          index += 1
+        } else {
+          try endNumber(at: index, into: &sink)
+        }
+      case .literal(let value, let word, let matched):
+        guard bytes[index] == word[matched] else {
+          throw fail(index, "expected \(String(decoding: word, as: UTF8.self))")
+        }
         index += 1
-        return .array(items)
+        if matched + 1 == word.count {
+          token = .none
+          sink.scalar(value)
+          valueDone()
+        } else {
+          token = .literal(value, word: word, matched: matched + 1)
+        }
+      case .none:
+        let byte = bytes[index]
+        if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+          index += 1
+          continue
+        }
+        if expect == .done {
+          guard strict else {
+            // What follows a complete value is not read at all.
+            index = bytes.count
+            continue
+          }
+          throw fail(index, "unexpected text after the value")
+        }
+        try structural(byte, at: index, into: &sink)
+        index += 1
       }
-      guard bytes[index] == UInt8(ascii: ",") else { throw fail("expected , or ]") }
-      index += 1
+    }
+    offset += bytes.count
+  }
+
+  /// Ends a strict document: a number at the very end is complete; anything
+  /// else still open means the document ends early.
+  mutating func finish<Sink: JSONEventSink>(into sink: inout Sink) throws(SyntaxError) {
+    if case .number = token { try endNumber(at: 0, into: &sink) }
+    guard case .none = token, expect == .done else {
+      throw SyntaxError(offset: offset, reason: "the document ends early")
     }
   }
 
-  private mutating func parseObject() throws(SyntaxError) -> OrderedJSON {
-    index += 1
-    var members: [(String, OrderedJSON)] = []
-    skipWhitespace()
-    if !atEnd, bytes[index] == UInt8(ascii: "}") {
-      index += 1
-      return .object(members)
-    }
-    while true {
-      skipWhitespace()
-      guard !atEnd else {
-        ended = true
-        return .object(members)
+  /// A byte outside any string, number or literal.
+  private mutating func structural<Sink: JSONEventSink>(_ byte: UInt8, at index: Int, into sink: inout Sink)
+    throws(SyntaxError)
+  {
+    switch expect {
+    case .value, .valueOrClose:
+      if byte == UInt8(ascii: "]"), expect == .valueOrClose { return close(into: &sink) }
+      try startValue(byte, at: index, into: &sink)
+    case .keyOrClose, .key:
+      if byte == UInt8(ascii: "}"), expect == .keyOrClose { return close(into: &sink) }
+      guard byte == UInt8(ascii: "\"") else { throw fail(index, "expected a member name") }
+      token = .string(isKey: true)
+    case .colon:
+      guard byte == UInt8(ascii: ":") else { throw fail(index, "expected :") }
+      expect = .value
+    case .commaOrClose:
+      let inArray = containers.last == .array
+      if byte == UInt8(ascii: ",") {
+        expect = inArray ? .value : .key
+      } else if byte == UInt8(ascii: inArray ? "]" : "}") {
+        close(into: &sink)
+      } else {
+        throw fail(index, inArray ? "expected , or ]" : "expected , or }")
       }
-      guard bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-      let key = try parseString()
-      if ended { return .object(members) }
-      skipWhitespace()
-      guard !atEnd else {
-        ended = true
-        return .object(members)
-      }
-      guard bytes[index] == UInt8(ascii: ":") else { throw fail("expected :") }
-      index += 1
-      skipWhitespace()
-      let value = try parseValue()
-      if let value { members.append((key, value)) }
-      if ended { return .object(members) }
-      skipWhitespace()
-      guard !atEnd else {
-        ended = true
-        return .object(members)
-      }
-      if bytes[index] == UInt8(ascii: "}") {
-        index += 1
-        return .object(members)
-      }
-      guard bytes[index] == UInt8(ascii: ",") else { throw fail("expected , or }") }
-      index += 1
+    case .done:
+      break
     }
   }
+
+  private mutating func startValue<Sink: JSONEventSink>(_ byte: UInt8, at index: Int, into sink: inout Sink)
+    throws(SyntaxError)
+  {
+    switch byte {
+    case UInt8(ascii: "{"), UInt8(ascii: "["):
+      guard containers.count < Self.maximumDepth else {
+        throw fail(index, "the value nests deeper than \(Self.maximumDepth) levels")
+      }
+      let container: Container = byte == UInt8(ascii: "[") ? .array : .object
+      containers.append(container)
+      sink.open(container)
+      expect = container == .array ? .valueOrClose : .keyOrClose
+    case UInt8(ascii: "\""):
+      token = .string(isKey: false)
+      sink.beginString()
+    case UInt8(ascii: "t"): token = .literal(.bool(true), word: Array("true".utf8), matched: 1)
+    case UInt8(ascii: "f"): token = .literal(.bool(false), word: Array("false".utf8), matched: 1)
+    case UInt8(ascii: "n"): token = .literal(.null, word: Array("null".utf8), matched: 1)
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      number = JSONNumberScanner()
+      guard number.add(byte) else { throw fail(index, "malformed number") }
+      token = .number
+    default:
+      throw fail(index, "unexpected character")
+    }
+  }
+
+  private mutating func endNumber<Sink: JSONEventSink>(at index: Int, into sink: inout Sink) throws(SyntaxError) {
+    guard number.isAccepting else { throw fail(index, "malformed number") }
+    guard let value = number.longestValue else { throw fail(index, "a number out of range") }
+    token = .none
+    sink.scalar(value)
+    valueDone()
+  }
+
+  private mutating func close<Sink: JSONEventSink>(into sink: inout Sink) {
+    containers.removeLast()
+    sink.close()
+    valueDone()
+  }
+
+  private mutating func valueDone() {
+    expect = containers.isEmpty ? .done : .commaOrClose
+  }
+
+  private func fail(_ index: Int, _ reason: String) -> SyntaxError {
+    SyntaxError(offset: offset + index, reason: reason)
+  }
+}
+
+/// A scalar the parser read: what `true`, `null` or a number token stands for.
+enum JSONScalar: Sendable, Equatable {
+  case null
+  case bool(Bool)
+  case number(Double)
+  case exactInteger(JSONValue.ExactInteger)
+}
+
+/// What a `JSONPrefixParser` reports, in text order. A sink builds what it
+/// needs from it; the parser has checked the syntax and the depth already.
+protocol JSONEventSink {
+  /// A container starts, as the next value.
+  mutating func open(_ container: JSONPrefixParser.Container)
+  /// The innermost container ends.
+  mutating func close()
+  /// A member name: the next value is that member's.
+  mutating func key(_ name: String)
+  /// A complete scalar, as the next value.
+  mutating func scalar(_ value: JSONScalar)
+  /// A string starts, as the next value; its text follows in pieces.
+  mutating func beginString()
+  mutating func appendString(_ piece: String)
+  mutating func endString()
 }

@@ -14,12 +14,15 @@ enum OrderedJSON: Sendable, Hashable {
   case string(String)
   case array([OrderedJSON])
   case object([(String, OrderedJSON)])
+  /// An integer beyond ±2^53, exactly (see `JSONValue.exactInteger`).
+  case exactInteger(JSONValue.ExactInteger)
 
   static func == (lhs: OrderedJSON, rhs: OrderedJSON) -> Bool {
     switch (lhs, rhs) {
     case (.null, .null): true
     case (.bool(let a), .bool(let b)): a == b
     case (.number(let a), .number(let b)): a == b
+    case (.exactInteger(let a), .exactInteger(let b)): a == b
     case (.string(let a), .string(let b)): a == b
     case (.array(let a), .array(let b)): a == b
     case (.object(let a), .object(let b)): a.map(\.0) == b.map(\.0) && a.map(\.1) == b.map(\.1)
@@ -38,10 +41,21 @@ enum OrderedJSON: Sendable, Hashable {
     case .null: self = .null
     case .bool(let flag): self = .bool(flag)
     case .number(let number): self = .number(number)
+    case .exactInteger(let integer): self = .exactInteger(integer)
     case .string(let text): self = .string(text)
     case .array(let items): self = .array(items.map(OrderedJSON.init))
     case .object(let members):
       self = .object(members.keys.sorted().map { ($0, OrderedJSON(members[$0] ?? .null)) })
+    }
+  }
+
+  /// The value a parser's scalar stands for.
+  init(_ scalar: JSONScalar) {
+    switch scalar {
+    case .null: self = .null
+    case .bool(let flag): self = .bool(flag)
+    case .number(let number): self = .number(number)
+    case .exactInteger(let integer): self = .exactInteger(integer)
     }
   }
 
@@ -51,6 +65,7 @@ enum OrderedJSON: Sendable, Hashable {
     case .null: .null
     case .bool(let flag): .bool(flag)
     case .number(let number): .number(number)
+    case .exactInteger(let integer): .exactInteger(integer)
     case .string(let text): .string(text)
     case .array(let items): .array(items.map(\.jsonValue))
     case .object(let members):
@@ -96,6 +111,7 @@ enum OrderedJSON: Sendable, Hashable {
     case .null: out += "null"
     case .bool(let flag): out += flag ? "true" : "false"
     case .number(let number): out += Self.format(number)
+    case .exactInteger(let integer): out += integer.digits
     case .string(let text): out += Self.quote(text)
     case .array(let items):
       out += "["
@@ -146,6 +162,8 @@ extension OrderedJSON: Encodable {
       } else {
         try container.encode(number)
       }
+    case .exactInteger(let integer):
+      try JSONValue.exactInteger(integer).encode(to: encoder)
     case .string(let text):
       var container = encoder.singleValueContainer()
       try container.encode(text)

@@ -41,20 +41,23 @@ public struct StructuredResponseStream<Content: Generable>: AsyncSequence, Senda
   /// Yields a snapshot whenever the text so far holds a usable value.
   public struct AsyncIterator: AsyncIteratorProtocol {
     var base: ResponseStream.AsyncIterator
+    /// Reads each snapshot's new text only, so a stream costs its length.
+    var reader = JSONSnapshotReader()
 
     /// The next snapshot, or nil when the answer is complete; throws what the
     /// request failed with (`.invalidStructuredOutput` for text that is not
-    /// JSON), and `CancellationError` when the iterating task was cancelled.
+    /// JSON, or nests deeper than 512 levels), and `CancellationError` when
+    /// the iterating task was cancelled.
     public mutating func next() async throws -> Snapshot? {
       while let snapshot = try await base.next() {
-        let value: OrderedJSON?
+        let value: JSONValue?
         do {
-          value = try JSONPrefixParser.parsePrefix(snapshot.content)
+          value = try reader.read(snapshot.content)
         } catch {
           throw HybridInferenceError.invalidStructuredOutput("the answer is not JSON: \(error)")
         }
         if let value {
-          return Snapshot(content: value.jsonValue, jsonText: snapshot.content, rawResponse: snapshot.rawResponse)
+          return Snapshot(content: value, jsonText: snapshot.content, rawResponse: snapshot.rawResponse)
         }
       }
       return nil

@@ -107,6 +107,9 @@ extension OrderedJSON {
     case .bool(let flag): .bool(flag)
     case .number(let number):
       number == number.rounded() && abs(number) < 1e15 ? .int(Int(number)) : .double(number)
+    // Beyond Int64 a template (as Python's would, through its json) cannot
+    // hold the integer; its nearest Double is what a model can read.
+    case .exactInteger(let integer): integer.exactly(Int.self).map(JinjaValue.int) ?? .double(integer.doubleValue)
     case .string(let text): .string(text)
     case .null, .array, .object: .none
     }

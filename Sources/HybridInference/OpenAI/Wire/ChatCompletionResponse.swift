@@ -113,8 +113,9 @@ struct ChatCompletionResponse: Sendable, Hashable, Decodable {
     let args: JSONValue
     if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
       args = .object([:])
-    } else if let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) {
-      args = value
+    } else if let value = try? JSONPrefixParser.parse(text) {
+      // The library's own reader keeps integers beyond 2^53 exact.
+      args = value.jsonValue
     } else {
       args = .string(text)
     }
