@@ -6,6 +6,7 @@ import HybridInference
 ///     swift run -c release cloud-benchmark [--requests N] [--concurrency C] [--streams S] [--local-model GGUF]
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
+///     swift run -c release cloud-benchmark streaming [BUDGET_SECONDS]
 ///     swift run -c release cloud-benchmark fleet --local-model GGUF [--requests N]
 ///     swift run -c release cloud-benchmark template-parity --local-model GGUF
 ///
@@ -17,7 +18,8 @@ import HybridInference
 /// travels in the event) to the snapshot reaching the caller of
 /// `GenerativeModelSession.streamResponse`. Last, or alone with `dead-link`:
 /// prefer cloud on a dead link, once the offline verdict is remembered. The
-/// `sse` mode measures one large streamed event instead (`SSEThroughput`).
+/// `sse` mode measures one large streamed event instead (`SSEThroughput`);
+/// `streaming`, the cost of a delta in a long stream (`StreamingCost`).
 @main
 struct CloudBenchmark {
   static func main() async {
@@ -36,6 +38,15 @@ struct CloudBenchmark {
       let server = try LoopbackServer()
       defer { server.stop() }
       print(SSEThroughput.markdown(try await SSEThroughput.measure(server: server, runs: runs), runs: runs))
+      return
+    }
+    if CommandLine.arguments.dropFirst().first == "streaming" {
+      // `cloud-benchmark streaming [BUDGET_SECONDS]`: issue 20's streaming cost, a child per row.
+      try StreamingCost.run(budget: CommandLine.arguments.dropFirst(2).first.flatMap(Double.init) ?? 60)
+      return
+    }
+    if CommandLine.arguments.dropFirst().first == "streaming-row" {
+      try await StreamingCost.runRow(Array(CommandLine.arguments.dropFirst(2)))
       return
     }
     if CommandLine.arguments.dropFirst().first == "fleet" {
