@@ -244,6 +244,8 @@ struct SchemaGrammar {
   /// is `Int.max` (clamped by the caller).
   private static func count(_ schema: OrderedJSON, _ key: String, path: String) throws(HybridInferenceError) -> Int? {
     guard let value = schema[key] else { return nil }
+    // An integer beyond 2^53 is read exactly; a positive one is far past any clamp.
+    if case .exactInteger(let integer) = value, !integer.digits.hasPrefix("-") { return Int.max }
     guard let number = value.number, number.isFinite, number >= 0, number == number.rounded(.towardZero) else {
       throw .unsupportedSchema(path: path, reason: "\(key) must be a non-negative integer, got \(value.jsonText)")
     }

@@ -107,4 +107,25 @@ final class LocalOptionLimitsTests: XCTestCase {
     XCTAssertTrue(grammar.contains("char{0,4096}"), grammar)
     XCTAssertTrue(grammar.contains("{4095,4095}"), grammar)
   }
+
+  /// A bound written as an integer beyond 2^53 is read exactly (`.exactInteger`):
+  /// a maximum clamps as any large one does, a minimum is more than the device
+  /// produces, a negative one is refused. Before, all three were "not an integer".
+  func testSchemaBoundsBeyondTwoToTheFiftyThird_clampOrAreRefused() throws {
+    let big = "100000000000000000000"
+    let clamped = try GenerationSchema(jsonSchema: #"{"type":"string","maxLength":"# + big + "}")
+    XCTAssertTrue(try SchemaGrammar.gbnf(for: clamped).contains("char{0,4096}"))
+    for (property, expected) in [
+      (#""minItems":"# + big, "is more than the device produces"),
+      (#""minItems":-"# + big, "must be a non-negative integer"),
+    ] {
+      let schema = try GenerationSchema(jsonSchema: #"{"type":"array","items":{"type":"string"},"# + property + "}")
+      XCTAssertThrowsError(try SchemaGrammar.gbnf(for: schema), property) { error in
+        guard case HybridInferenceError.unsupportedSchema(_, let reason) = error else {
+          return XCTFail("\(property): \(error)")
+        }
+        XCTAssertTrue(reason.contains(expected), "\(property): \(reason)")
+      }
+    }
+  }
 }
