@@ -29,10 +29,12 @@ public struct StructuredResponseStream<Content: Generable>: AsyncSequence, Senda
   /// - Throws: what the request failed with; `.invalidStructuredOutput` when
   ///   the answer does not decode; `CancellationError` when cancelled.
   public func collect() async throws -> GenerativeModelSession.StructuredResponse<Content> {
-    var last: Snapshot?
-    for try await snapshot in self { last = snapshot }
+    // No snapshot is kept while the next is asked for: one held would share the
+    // growing text, and every delta would copy it (a quadratic collect).
+    var iterator = makeAsyncIterator()
+    while try await iterator.next() != nil {}
     try Task.checkCancellation()
-    guard let last else {
+    guard let last = iterator.base.turn?.completed else {
       throw HybridInferenceError.malformedResponse("the stream ended without a response")
     }
     return try GenerativeModelSession.StructuredResponse(decoding: Content.self, from: last.rawResponse)
