@@ -10,7 +10,7 @@ import XCTest
 /// (Swift's overflow trap) at its first case.
 final class HostileInputTests: XCTestCase {
   func testCraftedFilesWithOverflowingNumbers_areRefused_inAChild() throws {
-    let crafted = try CraftedModels.shared.get()
+    let crafted = try GeneratedFiles.craftedModels.get()
     try ChildProcess.assertPasses(
       "HostileInputScenarios/testCraftedFilesWithOverflowingNumbers",
       environment: ["HYBRID_CRAFTED_DIR": crafted.directory])

@@ -48,7 +48,7 @@ final class HostileTemplateTests: XCTestCase {
   }
 
   func testEveryHostileKind_inTheEngine_endsInATypedErrorOrJinja2sOutput() throws {
-    let hostile = try HostileTemplates.shared.get()
+    let hostile = try GeneratedFiles.hostileTemplates.get()
     XCTAssertEqual(Set(hostile.kinds), Set(Self.expected.keys).union(Self.rendered.keys))
     for kind in hostile.kinds {
       let source = try String(contentsOfFile: hostile.directory + "/\(kind).jinja", encoding: .utf8)
@@ -73,7 +73,7 @@ final class HostileTemplateTests: XCTestCase {
 
   func testEveryHostileKind_throughThePublicAPI_endsInTheFallbackWithinASecondAndUnder100MB() throws {
     _ = try LocalTestModels.require(LocalTestModels.defaultPath)
-    let hostile = try HostileTemplates.shared.get()
+    let hostile = try GeneratedFiles.hostileTemplates.get()
     for kind in hostile.kinds {
       let outcome = try HostileChild.run(model: hostile.directory + "/\(kind).gguf")
       guard case .finished(let report) = outcome else {
@@ -93,7 +93,7 @@ final class HostileTemplateTests: XCTestCase {
   /// its budget would fall back and log why, and none does.
   func testCancelledRequest_stopsItsTemplatesRender() async throws {
     _ = try LocalTestModels.require(LocalTestModels.defaultPath)
-    let hostile = try HostileTemplates.shared.get()
+    let hostile = try GeneratedFiles.hostileTemplates.get()
     let model = LocalSystemModel(
       modelPath: hostile.directory + "/nested-loops.gguf", contextSize: 512, threads: 1)
     try await model.prepare()
@@ -229,64 +229,5 @@ enum HostileChild {
     else { return 0 }
     let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
     return kilobytes * 1024
-  }
-}
-
-/// Runs scripts/make-hostile-templates.py once per test process.
-final class HostileTemplates: Sendable {
-  struct Output: Sendable {
-    var directory: String
-    var kinds: [String]
-  }
-
-  static let shared = HostileTemplates()
-
-  let output: Result<Output, CraftedModelsUnavailable>
-
-  private init() {
-    output = Result { () throws(CraftedModelsUnavailable) in try Self.generate() }
-  }
-
-  /// The files, or a failure under CI and a skip elsewhere when the venv is missing.
-  func get() throws -> Output {
-    switch output {
-    case .success(let output): return output
-    case .failure(let failure):
-      if failure.isBroken { XCTFail(failure.message) }
-      throw Prerequisite.missing(failure.message)
-    }
-  }
-
-  private static func generate() throws(CraftedModelsUnavailable) -> Output {
-    let environment = ProcessInfo.processInfo.environment
-    let python =
-      environment["HYBRID_TEST_PYTHON"]
-      ?? DefaultModelLocation.cacheDirectory(environment: environment) + "/venv/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      throw CraftedModelsUnavailable(
-        message: "no Python venv at \(python): run `make test`, which provisions it", isBroken: false)
-    }
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../../../scripts/make-hostile-templates.py").standardized.path
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("hybrid-hostile-\(ProcessInfo.processInfo.processIdentifier)").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script, directory]
-    let stdout = Pipe()
-    process.standardOutput = stdout
-    do {
-      try process.run()
-    } catch {
-      throw CraftedModelsUnavailable(message: "cannot run \(python): \(error)", isBroken: true)
-    }
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw CraftedModelsUnavailable(
-        message: "make-hostile-templates.py exited with \(process.terminationStatus)", isBroken: true)
-    }
-    let kinds = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    return Output(directory: directory, kinds: kinds)
   }
 }

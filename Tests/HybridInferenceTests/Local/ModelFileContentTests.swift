@@ -47,21 +47,21 @@ final class ModelFileContentTests: XCTestCase {
   static let accepted: Set<String> = ["embedding-not-divisible-by-heads"]
 
   override class func tearDown() {
-    if case .success(let output) = CraftedModels.shared.output {
+    if case .success(let output) = GeneratedFiles.craftedModels.output {
       try? FileManager.default.removeItem(atPath: output.directory)
     }
     super.tearDown()
   }
 
   func testEveryCraftedKindIsCovered() throws {
-    let kinds = try CraftedModels.shared.get().kinds
+    let kinds = try GeneratedFiles.craftedModels.get().kinds
     XCTAssertGreaterThanOrEqual(kinds.count, 6)
     XCTAssertEqual(
       Set(kinds), Set(Self.refusals.keys).union(Self.accepted).union(HostileInputScenarios.overflowingKinds.keys))
   }
 
   func testEachCraftedFileIsRefusedWithItsReason() async throws {
-    let crafted = try CraftedModels.shared.get()
+    let crafted = try GeneratedFiles.craftedModels.get()
     for (kind, expected) in Self.refusals.sorted(by: { $0.key < $1.key }) {
       let path = crafted.directory + "/\(kind).gguf"
       let model = LocalSystemModel(modelPath: path)
@@ -80,7 +80,7 @@ final class ModelFileContentTests: XCTestCase {
 
   /// The check refuses what llama.cpp asserts on, not what is merely unusual.
   func testSoundVariantStillLoads() async throws {
-    let crafted = try CraftedModels.shared.get()
+    let crafted = try GeneratedFiles.craftedModels.get()
     for kind in Self.accepted {
       let model = LocalSystemModel(modelPath: crafted.directory + "/\(kind).gguf", contextSize: 256, threads: 1)
       XCTAssertEqual(model.availability, .available, kind)
@@ -96,7 +96,7 @@ final class ModelFileContentTests: XCTestCase {
   }
 
   func testPreferOnDevice_craftedFile_answeredByCloud() async throws {
-    let path = try CraftedModels.shared.get().directory + "/expert-used-without-experts.gguf"
+    let path = try GeneratedFiles.craftedModels.get().directory + "/expert-used-without-experts.gguf"
     let cloud = ScriptedModel("cloud", placement: .cloud, script: [.answer(["from the cloud"])])
     let session = GenerativeModelSession(
       model: .hybridModel(primary: LocalSystemModel(modelPath: path), secondary: cloud),
@@ -104,70 +104,4 @@ final class ModelFileContentTests: XCTestCase {
     let response = try await session.respond(to: "Hello")
     XCTAssertEqual(response.rawResponse.modelVersion, "cloud")
   }
-}
-
-/// Runs scripts/make-crafted-models.py once per test process.
-final class CraftedModels: Sendable {
-  struct Output: Sendable {
-    var directory: String
-    var kinds: [String]
-  }
-
-  static let shared = CraftedModels()
-
-  let output: Result<Output, CraftedModelsUnavailable>
-
-  private init() {
-    output = Result { () throws(CraftedModelsUnavailable) in try Self.generate() }
-  }
-
-  /// The files, or a failure under CI (`CI=true`) and a skip elsewhere when the
-  /// Python venv that writes them is missing.
-  func get() throws -> Output {
-    switch output {
-    case .success(let output): return output
-    case .failure(let failure):
-      if failure.isBroken { XCTFail(failure.message) }
-      throw Prerequisite.missing(failure.message)
-    }
-  }
-
-  private static func generate() throws(CraftedModelsUnavailable) -> Output {
-    let environment = ProcessInfo.processInfo.environment
-    let python =
-      environment["HYBRID_TEST_PYTHON"]
-      ?? DefaultModelLocation.cacheDirectory(environment: environment) + "/venv/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      throw CraftedModelsUnavailable(
-        message: "no Python venv at \(python): run `make test`, which provisions it", isBroken: false)
-    }
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../../../scripts/make-crafted-models.py").standardized.path
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("hybrid-crafted-\(ProcessInfo.processInfo.processIdentifier)").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script, directory]
-    let stdout = Pipe()
-    process.standardOutput = stdout
-    do {
-      try process.run()
-    } catch {
-      throw CraftedModelsUnavailable(message: "cannot run \(python): \(error)", isBroken: true)
-    }
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw CraftedModelsUnavailable(
-        message: "make-crafted-models.py exited with \(process.terminationStatus)", isBroken: true)
-    }
-    let kinds = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    return Output(directory: directory, kinds: kinds)
-  }
-}
-
-struct CraftedModelsUnavailable: Error {
-  var message: String
-  /// True when the venv is there but the script failed: always a failure.
-  var isBroken: Bool
 }
