@@ -14,22 +14,11 @@ final class NestingBombTests: XCTestCase {
   func testSchemaText_isUnsupportedSchema() throws { try assertChildSurvives("schema") }
   func testLocalToolCall_isGenerationFailed() throws { try assertChildSurvives("toolcall") }
 
+  /// The scenario in a child (`ChildProcess`): a stack overflow there is a
+  /// failed assertion here, and the child must have run its test and passed.
   private func assertChildSurvives(_ scenario: String) throws {
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    child.arguments = ["HybridInferenceTests.NestingBombScenario/testScenario"]
-    var environment = ProcessInfo.processInfo.environment
-    environment["HYBRID_NESTING_SCENARIO"] = scenario
-    child.environment = environment
-    let output = Pipe()
-    child.standardOutput = output
-    child.standardError = output
-    try child.run()
-    let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    child.waitUntilExit()
-    XCTAssertEqual(child.terminationReason, .exit, "the child died of a signal in \(scenario):\n\(log.suffix(2000))")
-    XCTAssertEqual(child.terminationStatus, 0, "the child's assertions, in \(scenario):\n\(log.suffix(2000))")
-    XCTAssertTrue(log.contains("nesting scenario \(scenario) done"), "the scenario ran:\n\(log.suffix(2000))")
+    try ChildProcess.assertPasses(
+      "NestingBombScenario/testScenario", environment: ["HYBRID_NESTING_SCENARIO": scenario])
   }
 }
 
@@ -91,7 +80,6 @@ final class NestingBombScenario: XCTestCase {
     default:
       XCTFail("unknown scenario \(scenario)")
     }
-    print("nesting scenario \(scenario) done")
   }
 
   private func assertInvalidStructuredOutput(_ error: (any Error)?, line: UInt = #line) {
