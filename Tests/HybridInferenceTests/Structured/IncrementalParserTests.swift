@@ -101,4 +101,12 @@ final class IncrementalParserTests: XCTestCase {
     XCTAssertThrowsError(
       try chain.check(String(repeating: "[", count: 512) + #""x""# + String(repeating: "]", count: 512)))
   }
+
+  /// Found by the `json` fuzz target on the old reader: a number that ends the
+  /// text was "the document ends early", so a bare number was no document.
+  func testABareNumber_isADocument() throws {
+    for (text, value) in [("1", 1.0), (" 42 ", 42), ("-0.5", -0.5), ("1e3", 1000)] {
+      XCTAssertEqual(try JSONPrefixParser.parse(text).jsonValue, .number(value), text)
+    }
+  }
 }
