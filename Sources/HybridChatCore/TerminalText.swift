@@ -1,3 +1,5 @@
+import HybridInference
+
 /// Makes text the command did not write itself (a model's answer, a
 /// server's error, a model name) harmless to print on a terminal.
 ///
@@ -29,7 +31,7 @@ public enum TerminalText {
     result.reserveCapacity(text.utf8.count)
     for scalar in text.unicodeScalars {
       if isControl(scalar, keepingLineBreaks: keepingLineBreaks) {
-        result += escape(scalar)
+        result += ServerText.escape(scalar)
       } else {
         result.unicodeScalars.append(scalar)
       }
@@ -59,15 +61,6 @@ public enum TerminalText {
     case 0x0A, 0x09: !keepingLineBreaks
     case 0x00...0x1F, 0x7F...0x9F: true
     default: false
-    }
-  }
-
-  private static func escape(_ scalar: Unicode.Scalar) -> String {
-    switch scalar {
-    case "\n": "\\n"
-    case "\r": "\\r"
-    case "\t": "\\t"
-    default: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
     }
   }
 }

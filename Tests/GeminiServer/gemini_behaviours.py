@@ -169,10 +169,7 @@ class Behaviours:
             self.end_headers()
             self.wfile.write(whole[: len(whole) // 2])
             return self.close_quietly()
-        self.start_stream(count)
-        for event in echo_events(model, body)[: int(options.get("events", "2"))]:
-            self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
-        self.end_stream()
+        return self.send_events(echo_events(model, body)[: int(options.get("events", "2"))], True, count)
 
     def broken(self, name, options, model, body, stream, count):
         stall = int(options.get("delay", "5000")) / 1000

@@ -4,7 +4,7 @@
 /// did not run the request), and a connection reset or closed before any of
 /// the request's body went out (nothing reached the server). A connection
 /// lost after that (`HybridInferenceError.connectionLost`) is retried only
-/// for `countTokens`, which runs nothing: the server may have read the whole
+/// for `countTokens` and OpenAI's `GET /models`, which run nothing: the server may have read the whole
 /// request and started generating, so a generation, unary or streamed, is
 /// never sent twice and cannot be billed twice. Never retried: any other
 /// status, a 429 whose quota is per day (waiting minutes will not help), a

@@ -15,7 +15,7 @@
 /// and paragraph separators (U+2028, U+2029), which end lines in some log
 /// viewers. Each escape is printable ASCII, so escaping twice changes
 /// nothing, and neither does cutting twice at the same limit.
-enum ServerText {
+package enum ServerText {
   /// How much of a server's message an error keeps: 4 KiB of UTF-8, enough
   /// for any real API error (Google's longest are a few hundred bytes), small
   /// enough that a log line stays a line.
@@ -53,8 +53,9 @@ enum ServerText {
     }
   }
 
-  /// The printable escape of one control character.
-  private static func escape(_ scalar: Unicode.Scalar) -> String {
+  /// The printable escape of one control character (`\n`, `\r`, `\t`, else
+  /// `\u{1B}`); `package` so the CLI's terminal text writes the same escapes.
+  package static func escape(_ scalar: Unicode.Scalar) -> String {
     switch scalar {
     case "\n": "\\n"
     case "\r": "\\r"

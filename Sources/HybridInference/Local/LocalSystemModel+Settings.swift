@@ -45,7 +45,7 @@ extension LocalSystemModel {
     return BatchedContext.Settings(
       contextSize: contextSize, batchSize: min(max(1, batchSize), contextSize),
       threads: min(max(1, threads), Self.maximumThreads),
-      sequences: min(max(1, parallelRequests), Self.maximumParallelRequests))
+      sequences: sequenceCount)
   }
 
   /// Memory the model needs: the weights unless already loaded, plus the KV
@@ -54,9 +54,13 @@ extension LocalSystemModel {
   func requiredMemory(for file: GGUFFile, loaded: Bool) -> Int {
     let weights = loaded ? 0 : file.fileSize
     let window = effectiveContextSize(trainedContextLength: file.architectureInteger("context_length"))
-    let tokens = window * min(max(1, parallelRequests), Self.maximumParallelRequests)
+    let tokens = window * sequenceCount
     let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: tokens)
     let (total, overflowed) = weights.addingReportingOverflow(cache)
     return overflow || overflowed ? Int.max : total
   }
+
+  /// The sequences the context may grow to (the initializer has already
+  /// clamped `parallelRequests` to `maximumParallelRequests`).
+  private var sequenceCount: Int { min(max(1, parallelRequests), Self.maximumParallelRequests) }
 }

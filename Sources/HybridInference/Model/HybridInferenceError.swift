@@ -29,7 +29,7 @@ public enum HybridInferenceError: Error, Sendable {
   /// The connection was made and the request sent, then the connection was
   /// reset or closed before the response was complete. The server was
   /// reached, so this is not `offline`; the server may have run the request,
-  /// so a generation is not retried (`countTokens` is).
+  /// so a generation is not retried (`countTokens` and `GET /models` are).
   case connectionLost(URLError)
   /// The server redirected to another origin (scheme, host and port; both are
   /// attached, without paths or credentials). The redirect was refused, so

@@ -32,7 +32,6 @@ final class StreamedTurn {
 
   /// The current round: its deltas, its backend's work, what it said so far.
   private var deltas: ResponseDeltaStream.AsyncIterator?
-  private var work: StreamWork?
   private var accumulator = ResponseAccumulator()
   private var lastDeltaShown = false
   private var finished = false
@@ -57,7 +56,7 @@ final class StreamedTurn {
     // cancels the backend; the slot is the session's again once it stopped.
     let session = session
     let ticket = ticket
-    if let work, !work.hasEnded {
+    if let work = deltas?.work, !work.hasEnded {
       Task {
         await work.waitUntilEnded()
         session.end(ticket)
@@ -101,9 +100,7 @@ final class StreamedTurn {
   }
 
   private func startRound() {
-    let stream = session.model.streamResponse(to: request)
-    work = stream.work
-    deltas = stream.makeAsyncIterator()
+    deltas = session.model.streamResponse(to: request).makeAsyncIterator()
     accumulator = ResponseAccumulator()
     text.startRound()
     lastDeltaShown = false
@@ -125,7 +122,6 @@ final class StreamedTurn {
   /// tools and goes on, or checks and records the answer.
   private func endRound() async throws -> RoundEnd {
     deltas = nil
-    work = nil
     guard let raw = accumulator.response else {
       throw HybridInferenceError.malformedResponse("the model ended without a response")
     }
@@ -144,7 +140,6 @@ final class StreamedTurn {
   private func finish() {
     finished = true
     deltas = nil
-    work = nil
     session.end(ticket)
   }
 }

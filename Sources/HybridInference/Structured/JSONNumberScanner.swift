@@ -73,11 +73,10 @@ struct JSONNumberScanner {
     return .number(number)
   }
 
-  /// Whether an integer literal is beyond ±2^53 (9007199254740992, 16 digits).
+  /// Whether an integer literal is beyond ±2^53 (`ExactInteger.exactDoubleLimit`);
+  /// digits too many for `UInt64` are beyond it too.
   static func isBeyondExactDoubles(_ literal: String) -> Bool {
-    let digits = literal.utf8.first == UInt8(ascii: "-") ? literal.utf8.dropFirst() : literal.utf8[...]
-    if digits.count != 16 { return digits.count > 16 }
-    return digits.lexicographicallyPrecedes("9007199254740992".utf8) == false
-      && !digits.elementsEqual("9007199254740992".utf8)
+    let magnitude = literal.hasPrefix("-") ? literal.dropFirst() : literal[...]
+    return UInt64(magnitude).map { $0 > JSONValue.ExactInteger.exactDoubleLimit } ?? true
   }
 }

@@ -19,6 +19,10 @@
 /// `maximumDepth` nested containers (Foundation's `JSONDecoder` has the
 /// same) and numbers of `maximumNumberLength` characters.
 struct JSONPrefixParser {
+  /// The literals' bytes, made once (a literal starts often in an answer).
+  private static let trueWord = Array("true".utf8)
+  private static let falseWord = Array("false".utf8)
+  private static let nullWord = Array("null".utf8)
   /// The most containers open at once. Every walk over a parsed value
   /// (conversion, text, equality, schema checks) recurses at most this deep.
   static let maximumDepth = 512
@@ -223,9 +227,9 @@ struct JSONPrefixParser {
     case UInt8(ascii: "\""):
       token = .string(isKey: false)
       sink.beginString()
-    case UInt8(ascii: "t"): token = .literal(.bool(true), word: Array("true".utf8), matched: 1)
-    case UInt8(ascii: "f"): token = .literal(.bool(false), word: Array("false".utf8), matched: 1)
-    case UInt8(ascii: "n"): token = .literal(.null, word: Array("null".utf8), matched: 1)
+    case UInt8(ascii: "t"): token = .literal(.bool(true), word: Self.trueWord, matched: 1)
+    case UInt8(ascii: "f"): token = .literal(.bool(false), word: Self.falseWord, matched: 1)
+    case UInt8(ascii: "n"): token = .literal(.null, word: Self.nullWord, matched: 1)
     case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
       number = JSONNumberScanner()
       guard number.add(byte) else { throw fail(index, "malformed number") }

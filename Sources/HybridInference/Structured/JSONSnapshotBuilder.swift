@@ -64,7 +64,7 @@ struct JSONSnapshotBuilder: JSONEventSink {
 
   mutating func scalar(_ value: JSONScalar) {
     detach()
-    add(JSONValue(value))
+    add(OrderedJSON(value).jsonValue)
   }
 
   mutating func beginString() {
@@ -97,7 +97,7 @@ struct JSONSnapshotBuilder: JSONEventSink {
   mutating func snapshot(partialNumber: JSONScalar?) -> JSONValue? {
     if let complete { return complete }
     detach()
-    var open: JSONValue? = string.map(JSONValue.string) ?? partialNumber.map(JSONValue.init)
+    var open: JSONValue? = string.map(JSONValue.string) ?? partialNumber.map { OrderedJSON($0).jsonValue }
     for level in frames.indices.reversed() {
       if let child = open {
         frames[level].add(child)
@@ -119,18 +119,6 @@ struct JSONSnapshotBuilder: JSONEventSink {
       } else if let key = frames[level].key {
         frames[level].members.removeValue(forKey: key)
       }
-    }
-  }
-}
-
-extension JSONValue {
-  /// The value a parser's scalar stands for.
-  init(_ scalar: JSONScalar) {
-    switch scalar {
-    case .null: self = .null
-    case .bool(let flag): self = .bool(flag)
-    case .number(let number): self = .number(number)
-    case .exactInteger(let integer): self = .exactInteger(integer)
     }
   }
 }

@@ -43,7 +43,7 @@ final class StructuredSessionTests: XCTestCase {
     // The device answer is checked where it is produced: a checking wrapper
     // stands in for LocalSystemModel's own check (tested in the Local suite).
     let hybrid = GenerativeModelSession(
-      model: .hybridModel(primary: CheckingModel(base: device), secondary: cloud),
+      model: .hybridModel(primary: SchemaCheckingModel(base: device), secondary: cloud),
       logHandler: LogHandler { record in records.withLock { $0.append(record) } })
     let recipe = try await hybrid.respond(to: "pancakes", generating: Recipe.self)
     XCTAssertEqual(recipe.rawResponse.modelVersion, "cloud")
@@ -107,21 +107,5 @@ final class StructuredSessionTests: XCTestCase {
     task.cancel()
     let result = await task.result
     XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
-  }
-}
-
-/// Checks its base's answers against the request's schema, as the device does.
-private struct CheckingModel: LanguageModel {
-  let base: ScriptedModel
-  var modelVersion: String { base.modelVersion }
-  var placement: ModelPlacement { .onDevice }
-  var availability: Availability { .available }
-
-  func streamResponse(to request: ModelRequest) -> ResponseDeltaStream {
-    .producing { continuation in
-      let raw = try await base.respond(to: request)
-      if let schema = request.responseSchema { _ = try schema.check(raw.text) }
-      continuation.yield(raw)
-    }
   }
 }

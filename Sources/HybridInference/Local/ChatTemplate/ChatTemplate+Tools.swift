@@ -67,10 +67,7 @@ extension ToolDeclaration {
 }
 
 extension OrderedJSON {
-  /// The value as a template sees JSON (member order kept).
-  var jinjaValue: JinjaValue { argumentsJinjaValue(masking: { $0 }) }
-
-  /// The value with `text` applied to every key and string (a call's arguments).
+  /// The value as a template sees JSON (member order kept), with `text` applied to every key and string (a call's arguments).
   func argumentsJinjaValue(masking text: (String) -> String) -> JinjaValue {
     switch self {
     case .string(let string): .string(text(string))
@@ -86,7 +83,6 @@ extension OrderedJSON {
   /// templates compare and iterate.
   func schemaJinjaValue(masking text: (String) -> String) -> JinjaValue {
     switch self {
-    case .string(let string): .string(string)
     case .array(let items): .array(items.map { $0.schemaJinjaValue(masking: text) })
     case .object(let members):
       .dict(

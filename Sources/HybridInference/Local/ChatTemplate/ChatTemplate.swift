@@ -122,15 +122,17 @@ struct ChatTemplate: Sendable {
       }
     }
     // The built-in matcher reads roles and bodies only.
-    let mask = PromptMask()
-    let masked = messages.map { message in
-      Message(role: message.role, content: mask.placeholder(for: message.content))
-    }
-    if let template, let real = Self.applyBuiltIn(template, messages, addGenerationPrompt),
-      let marked = Self.applyBuiltIn(template, masked, addGenerationPrompt),
-      let prompt = RenderedPrompt(real: real, marked: marked, mask: mask)
-    {
-      return prompt
+    if let template {
+      let mask = PromptMask()
+      let masked = messages.map { message in
+        Message(role: message.role, content: mask.placeholder(for: message.content))
+      }
+      if let real = Self.applyBuiltIn(template, messages, addGenerationPrompt),
+        let marked = Self.applyBuiltIn(template, masked, addGenerationPrompt),
+        let prompt = RenderedPrompt(real: real, marked: marked, mask: mask)
+      {
+        return prompt
+      }
     }
     return Self.plain(messages, addGenerationPrompt: addGenerationPrompt)
   }

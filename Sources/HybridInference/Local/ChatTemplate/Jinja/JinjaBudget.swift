@@ -162,8 +162,7 @@ final class JinjaBudget {
   /// one at its worst case (every position compared in full), before it runs.
   @discardableResult
   func spend(searching needle: Int, in haystack: Int) -> Bool {
-    let (product, overflow) = haystack.multipliedReportingOverflow(by: max(1, needle))
-    return spend(scanning: overflow ? .max : product)
+    return spend(scanning: haystack.multipliedClamped(by: max(1, needle)))
   }
 
   /// Charges `bytes` of new storage, without throwing; false once spent.
@@ -184,8 +183,15 @@ final class JinjaBudget {
 
   /// Charges `count` elements of a new list or dict before it is made.
   func allocate(elements count: Int, _ line: Int) throws(JinjaError) {
-    let (bytes, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<JinjaValue>.stride)
-    try allocate(overflow ? Int.max : bytes, line)
+    try allocate(count.multipliedClamped(by: MemoryLayout<JinjaValue>.stride), line)
+  }
+
+  /// Charges the text `parts` joined by `separator` make, before it is made:
+  /// a long separator times many items is refused, not attempted.
+  func allocate(joining parts: [String], separator: String, _ line: Int) throws(JinjaError) {
+    try check()
+    let separators = separator.utf8.count.multipliedClamped(by: max(0, parts.count - 1))
+    try allocate(parts.reduce(separators) { $0.addingClamped($1.utf8.count) }, line)
   }
 
   /// Charges `bytes` appended to the output.
@@ -269,5 +275,11 @@ extension Int {
   func addingClamped(_ other: Int) -> Int {
     let (sum, overflow) = addingReportingOverflow(other)
     return overflow ? (other > 0 ? .max : .min) : sum
+  }
+
+  /// `self * other` for sizes (neither negative), at `Int.max` instead of overflowing.
+  func multipliedClamped(by other: Int) -> Int {
+    let (product, overflow) = multipliedReportingOverflow(by: other)
+    return overflow ? .max : product
   }
 }

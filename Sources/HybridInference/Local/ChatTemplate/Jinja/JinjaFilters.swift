@@ -63,10 +63,7 @@ enum JinjaFilters {
       }
       let separator = argument(0, "d")?.pythonString(budget) ?? ""
       let parts = items.map { $0.pythonString(budget) }
-      try budget.check()
-      // Charged before the text is made: a long separator times many items.
-      let (separators, overflow) = separator.utf8.count.multipliedReportingOverflow(by: max(0, parts.count - 1))
-      try budget.allocate(parts.reduce(overflow ? .max : separators) { $0.addingClamped($1.utf8.count) }, line)
+      try budget.allocate(joining: parts, separator: separator, line)
       return .string(parts.joined(separator: separator))
     case "items":
       switch value {
@@ -201,8 +198,8 @@ enum JinjaFilters {
     let lines = (text + "\n").split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
       .dropLast().map(String.init)
     // Charged before the text is made: a long indention times many lines.
-    let (indents, overflow) = indention.utf8.count.multipliedReportingOverflow(by: lines.count + 1)
-    try budget.allocate(overflow ? .max : indents.addingClamped(text.utf8.count), line)
+    try budget.allocate(
+      indention.utf8.count.multipliedClamped(by: lines.count + 1).addingClamped(text.utf8.count), line)
     var result: String
     if arguments.value(2, "blank")?.truthy ?? false {
       result = lines.joined(separator: "\n" + indention)

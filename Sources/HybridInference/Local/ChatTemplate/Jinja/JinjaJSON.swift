@@ -45,8 +45,8 @@ enum JinjaJSON {
     // An item, its separators and its indention; a string's bytes (up to
     // six per byte escaped) before they are written.
     try budget.step(line)
-    let (indention, overflow) = (style.indent?.utf8.count ?? 0).multipliedReportingOverflow(by: level + 1)
-    try budget.allocate(overflow ? .max : indention.addingClamped(style.item.utf8.count + style.key.utf8.count), line)
+    let indention = (style.indent?.utf8.count ?? 0).multipliedClamped(by: level + 1)
+    try budget.allocate(indention.addingClamped(style.item.utf8.count + style.key.utf8.count), line)
     if case .string(let text) = value { try budget.allocate(6 * text.utf8.count, line) }
     switch value {
     case .none: out += "null"

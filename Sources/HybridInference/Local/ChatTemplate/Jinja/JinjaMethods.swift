@@ -196,10 +196,7 @@ enum JinjaMethods {
         let parts = try (arguments.value(0, "iterable") ?? .array([])).iterated(line: line, budget).map {
           $0.pythonString(budget)
         }
-        try budget.check()
-        // The size is charged before the text is made: a long separator times many items.
-        let (separators, overflow) = text.utf8.count.multipliedReportingOverflow(by: max(0, parts.count - 1))
-        try budget.allocate(parts.reduce(overflow ? .max : separators) { $0.addingClamped($1.utf8.count) }, line)
+        try budget.allocate(joining: parts, separator: text, line)
         return .string(parts.joined(separator: text))
       }
     case "splitlines":

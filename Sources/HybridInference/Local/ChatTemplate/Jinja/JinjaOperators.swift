@@ -23,12 +23,10 @@ enum JinjaOperators {
       return .array(a + b)
     case ("*", .string(let a), .int(let b)):
       // The size is charged before the text is made: `'a' * 10**12` is refused, not attempted.
-      let (bytes, overflow) = a.utf8.count.multipliedReportingOverflow(by: max(0, b))
-      try budget.allocate(overflow ? .max : bytes, line)
+      try budget.allocate(a.utf8.count.multipliedClamped(by: max(0, b)), line)
       return .string(String(repeating: a, count: max(0, b)))
     case ("*", .array(let a), .int(let b)):
-      let (count, overflow) = a.count.multipliedReportingOverflow(by: max(0, b))
-      try budget.allocate(elements: overflow ? .max : count, line)
+      try budget.allocate(elements: a.count.multipliedClamped(by: max(0, b)), line)
       return .array(Array(repeating: a, count: max(0, b)).flatMap { $0 })
     case ("%", .string(let format), _): return .string(try printf(format, right, line: line, budget))
     default: break
