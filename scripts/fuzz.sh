@@ -48,7 +48,7 @@ STAMP="$OUT/HybridInference.stamp"
 if [ ! -f "$STAMP" ] || [ -n "$(find Sources/HybridInference -name '*.swift' -newer "$STAMP" | head -1)" ]; then
   hi_log "fuzz: building the instrumented library (a few minutes the first time)"
   # shellcheck disable=SC2086
-  swiftc -emit-library -static -emit-module -parse-as-library -enable-testing \
+  swiftc -emit-library -static -emit-module -parse-as-library -enable-testing -package-name HybridInference \
     -module-name HybridInference -O -g -sanitize=fuzzer,address \
     -I Sources/CLlama -Xcc -I"$LLAMA_PREFIX/include" \
     -emit-module-path "$OUT/HybridInference.swiftmodule" -o "$OUT/libHybridInference.a" $SOURCES
@@ -61,7 +61,7 @@ for target in $FUZZ_TARGETS; do
   if [ ! -x "$binary" ] || [ "$source" -nt "$binary" ] || [ "$STAMP" -nt "$binary" ]; then
     hi_log "fuzz: linking $target"
     # gold warns once per ASan helper symbol; the warnings go to a log.
-    swiftc -parse-as-library -O -g -sanitize=fuzzer,address -I "$OUT" -I Sources/CLlama \
+    swiftc -parse-as-library -package-name HybridInference -O -g -sanitize=fuzzer,address -I "$OUT" -I Sources/CLlama \
       -Xcc -I"$LLAMA_PREFIX/include" "$source" -L "$OUT" -lHybridInference \
       -L "$LLAMA_PREFIX/lib" -Xlinker -rpath -Xlinker "$LLAMA_PREFIX/lib" -o "$binary" \
       > "$OUT/link-$target.log" 2>&1 || { cat "$OUT/link-$target.log" >&2; exit 1; }
