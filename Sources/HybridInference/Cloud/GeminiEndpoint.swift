@@ -43,6 +43,15 @@ struct GeminiEndpoint: Sendable {
     return url
   }
 
+  /// This model behind this server, as `GenerateContentResponse.producer`
+  /// names it: `{base}/{version}/models/{model}`, without credentials, query
+  /// or fragment. Thought signatures are valid only where it is the same.
+  var producer: String {
+    var base = Self.display(baseURL)
+    while base.hasSuffix("/") { base.removeLast() }
+    return "\(base)/\(apiVersion)/\(modelPath)"
+  }
+
   /// `url` without user, password, query or fragment: a proxy URL may carry
   /// credentials of its own, and descriptions must not show them.
   static func display(_ url: URL) -> String {

@@ -46,7 +46,7 @@ public struct HybridModel: LanguageModel {
     request.routeDepth += 1
     if request.route.isPinned {
       return request.route.pinnedSide(at: depth) == .secondary
-        ? try await secondary.respond(to: request) : try await primary.respond(to: request)
+        ? try await ModelCall.respond(secondary, to: request) : try await ModelCall.respond(primary, to: request)
     }
     let primaryError: any Error
     switch primary.availability {
@@ -56,7 +56,7 @@ public struct HybridModel: LanguageModel {
         break
       }
       do {
-        let response = try await primary.respond(to: request)
+        let response = try await ModelCall.respond(primary, to: primaryRequest(request))
         request.route.record(.primary, at: depth)
         return response
       } catch {
@@ -70,7 +70,7 @@ public struct HybridModel: LanguageModel {
       primaryError = primaryUnavailable(reason, request)
     }
     let response = try await askSecondary(after: primaryError) { [request] in
-      try await secondary.respond(to: request)
+      try await ModelCall.respond(secondary, to: request)
     }
     request.route.record(.secondary, at: depth)
     return response
@@ -95,7 +95,7 @@ public struct HybridModel: LanguageModel {
     request.routeDepth += 1
     if request.route.isPinned {
       let side = request.route.pinnedSide(at: depth) == .secondary ? secondary : primary
-      for try await delta in side.streamResponse(to: request) { continuation.yield(delta) }
+      for try await delta in ModelCall.stream(side, to: request) { continuation.yield(delta.placed(side.placement)) }
       return
     }
     let primaryError: any Error
@@ -108,7 +108,8 @@ public struct HybridModel: LanguageModel {
       var heldBack: [GenerateContentResponse] = []
       var deliveredText = false
       do {
-        for try await delta in primary.streamResponse(to: request) {
+        for try await delta in ModelCall.stream(primary, to: primaryRequest(request)) {
+          let delta = delta.placed(primary.placement)
           if deliveredText {
             continuation.yield(delta)
           } else if delta.text.isEmpty && delta.thoughtText.isEmpty {
@@ -134,11 +135,25 @@ public struct HybridModel: LanguageModel {
       primaryError = primaryUnavailable(reason, request)
     }
     try await askSecondary(after: primaryError) { [request] in
-      for try await delta in secondary.streamResponse(to: request) {
-        continuation.yield(delta)
+      for try await delta in ModelCall.stream(secondary, to: request) {
+        continuation.yield(delta.placed(secondary.placement))
       }
     }
     request.route.record(.secondary, at: depth)
+  }
+
+  /// The request as the primary gets it: without the permission to trim
+  /// (`ContextOverflow`) while the secondary can still answer, so that a
+  /// primary the transcript does not fit falls back first and only the model
+  /// that answers last trims. With the secondary unavailable or known to
+  /// fail, the primary is that model and keeps the permission.
+  private func primaryRequest(_ request: ModelRequest) -> ModelRequest {
+    guard request.contextOverflow != .fail, secondary.isAvailable, secondary.rememberedFailure == nil else {
+      return request
+    }
+    var stripped = request
+    stripped.contextOverflow = .fail
+    return stripped
   }
 
   /// The primary's remembered failure (a cloud known to be offline), logged
