@@ -25,9 +25,11 @@ public struct ContextOverflow: Sendable, Hashable, CustomStringConvertible {
   /// declarations and the newest prompt; a tool call never loses its output.
   ///
   /// - A hybrid whose primary cannot fit still falls back first; only the
-  ///   model that answers last trims (a primary trims when its secondary is
-  ///   unavailable or known to be offline, or once a tool has pinned the
-  ///   request to it).
+  ///   model that answers last trims. A primary trims when its secondary is
+  ///   unavailable or known to be offline, once a tool has pinned the
+  ///   request to it, or when the secondary it fell back to failed too
+  ///   before delivering anything (then it is asked again, allowed to trim,
+  ///   and the retry is logged).
   /// - Half the window, not just enough: the next turns then fit without
   ///   trimming again, so the prompt's prefix (which the KV cache reuses)
   ///   changes once per half window, not on every turn. The session

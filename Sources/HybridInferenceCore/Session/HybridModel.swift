@@ -49,6 +49,7 @@ public struct HybridModel: LanguageModel {
         ? try await ModelCall.respond(secondary, to: request) : try await ModelCall.respond(primary, to: request)
     }
     let primaryError: any Error
+    var mayTrimPrimary = false
     switch primary.availability {
     case .available:
       if let remembered = rememberedPrimaryFailure(request) {
@@ -56,7 +57,9 @@ public struct HybridModel: LanguageModel {
         break
       }
       do {
-        let response = try await ModelCall.respond(primary, to: primaryRequest(request))
+        let asked = primaryRequest(request)
+        mayTrimPrimary = asked.contextOverflow != request.contextOverflow
+        let response = try await ModelCall.respond(primary, to: asked)
         request.route.record(.primary, at: depth)
         return response
       } catch {
@@ -69,11 +72,20 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let reason):
       primaryError = primaryUnavailable(reason, request)
     }
-    let response = try await askSecondary(after: primaryError) { [request] in
-      try await ModelCall.respond(secondary, to: request)
+    do {
+      let response = try await askSecondary(after: primaryError) { [request] in
+        try await ModelCall.respond(secondary, to: request)
+      }
+      request.route.record(.secondary, at: depth)
+      return response
+    } catch {
+      guard mayTrimPrimary, let secondaryError = Self.leavesTrimming(primaryError, error) else { throw error }
+      let response = try await askPrimaryTrimming(after: secondaryError, request) { [request] in
+        try await ModelCall.respond(primary, to: request)
+      }
+      request.route.record(.primary, at: depth)
+      return response
     }
-    request.route.record(.secondary, at: depth)
-    return response
   }
 
   /// Streams from the primary, falling back to the secondary only before any text was delivered.
@@ -99,6 +111,7 @@ public struct HybridModel: LanguageModel {
       return
     }
     let primaryError: any Error
+    var mayTrimPrimary = false
     switch primary.availability {
     case .available:
       if let remembered = rememberedPrimaryFailure(request) {
@@ -108,7 +121,9 @@ public struct HybridModel: LanguageModel {
       var heldBack: [GenerateContentResponse] = []
       var deliveredText = false
       do {
-        for try await delta in ModelCall.stream(primary, to: primaryRequest(request)) {
+        let asked = primaryRequest(request)
+        mayTrimPrimary = asked.contextOverflow != request.contextOverflow
+        for try await delta in ModelCall.stream(primary, to: asked) {
           let delta = delta.placed(primary.placement)
           if deliveredText {
             continuation.yield(delta)
@@ -134,12 +149,56 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let reason):
       primaryError = primaryUnavailable(reason, request)
     }
-    try await askSecondary(after: primaryError) { [request] in
-      for try await delta in ModelCall.stream(secondary, to: request) {
-        continuation.yield(delta.placed(secondary.placement))
+    var secondaryDelivered = false
+    do {
+      try await askSecondary(after: primaryError) { [request] in
+        for try await delta in ModelCall.stream(secondary, to: request) {
+          secondaryDelivered = true
+          continuation.yield(delta.placed(secondary.placement))
+        }
       }
+      request.route.record(.secondary, at: depth)
+    } catch {
+      guard mayTrimPrimary, !secondaryDelivered, let secondaryError = Self.leavesTrimming(primaryError, error) else {
+        throw error
+      }
+      try await askPrimaryTrimming(after: secondaryError, request) { [request] in
+        for try await delta in ModelCall.stream(primary, to: request) {
+          continuation.yield(delta.placed(primary.placement))
+        }
+      }
+      request.route.record(.primary, at: depth)
     }
-    request.route.record(.secondary, at: depth)
+  }
+
+  /// The secondary's own failure, when the primary was refused only for its
+  /// window (asked without the permission to trim, `primaryRequest`) and the
+  /// secondary then failed too: the primary is the model that answers last
+  /// after all, and is asked again, allowed to trim. Nil otherwise.
+  private static func leavesTrimming(_ primaryError: any Error, _ failure: any Error) -> (any Error)? {
+    guard case .contextWindowExceeded? = primaryError as? HybridInferenceError,
+      case .bothModelsFailed(_, let secondaryError)? = failure as? HybridInferenceError
+    else { return nil }
+    return secondaryError
+  }
+
+  /// Asks the primary again with the request's own permission to trim (see
+  /// `leavesTrimming`); when that fails too, the error says what each model
+  /// failed with. Cancellation passes through unchanged.
+  private func askPrimaryTrimming<Result>(
+    after secondaryError: any Error, _ request: ModelRequest, _ body: () async throws -> Result
+  ) async throws -> Result {
+    request.logHandler.log(
+      LogRecord(
+        level: .warning, category: .routing,
+        message: "\(secondary.modelVersion) failed too (\(HybridInferenceError.describe(secondaryError))): "
+          + "asking \(primary.modelVersion) again, allowed to drop the oldest exchanges"))
+    do {
+      return try await body()
+    } catch {
+      if FallbackRule.isCancellation(error) { throw error }
+      throw HybridInferenceError.bothModelsFailed(primary: error, secondary: secondaryError)
+    }
   }
 
   /// The request as the primary gets it: without the permission to trim

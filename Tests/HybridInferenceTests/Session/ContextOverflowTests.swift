@@ -151,6 +151,36 @@ final class ContextOverflowTests: XCTestCase {
     XCTAssertTrue(log.records.allSatisfy { !$0.message.contains("oldest exchanges") })
   }
 
+  func testPreferDevice_theCloudFailingToo_theDeviceIsAskedAgainAndTrims() async throws {
+    let local = WindowedModel("local", window: 100)
+    let cloud = ScriptedModel(
+      "cloud", placement: .cloud, script: [.fail(ScriptedError.offline), .fail(ScriptedError.offline)])
+    let log = LogRecorder()
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: local, secondary: cloud), transcript: conversation(10),
+      contextOverflow: .dropOldestTurns, logHandler: log.handler)
+    let answer = try await session.respond(to: "newest")
+    XCTAssertEqual(answer.rawResponse.modelVersion, "local")
+    let streamed = try await session.streamResponse(to: "newest again").collect()
+    XCTAssertEqual(streamed.rawResponse.modelVersion, "local")
+    XCTAssertEqual(cloud.requests.count, 2, "the cloud was asked first, each time")
+    XCTAssertEqual(local.answered.count, 2)
+    XCTAssertTrue(local.answered.allSatisfy { WindowedModel.tokens(of: $0) <= 50 })
+    XCTAssertEqual(log.records.filter { $0.message.contains("asking local again") }.count, 2)
+    // Under .fail nothing is asked again: both failures are reported.
+    let strict = GenerativeModelSession(
+      model: .hybridModel(
+        primary: local, secondary: ScriptedModel("cloud", placement: .cloud, script: [.fail(ScriptedError.offline)])),
+      transcript: conversation(10), logHandler: .silent)
+    do {
+      _ = try await strict.respond(to: "newest")
+      XCTFail("answered")
+    } catch HybridInferenceError.bothModelsFailed(let primary, let secondary) {
+      guard case .contextWindowExceeded? = primary as? HybridInferenceError else { return XCTFail("\(primary)") }
+      guard case .offline? = secondary as? HybridInferenceError else { return XCTFail("\(secondary)") }
+    }
+  }
+
   func testPreferCloudOffline_theDeviceAnswersLastAndTrims() async throws {
     let cloud = ScriptedModel("cloud", placement: .cloud, script: [.fail(ScriptedError.offline)])
     let local = WindowedModel("local", window: 100)

@@ -37,7 +37,7 @@ final class TranscriptCodingTests: XCTestCase {
                 "int64": .exactInteger(JSONValue.ExactInteger(Int64.min)),
                 "twoTo60AsDouble": .number(1_152_921_504_606_846_976),
                 "fraction": .number(0.1),
-                "tiny": .number(5e-324),
+                "tiny": .number(.leastNonzeroMagnitude),
                 "huge": .number(1.7976931348623157e308),
                 "negativeZero": .number(-0.0),
                 "list": .array([.null, .bool(true), .bool(false), .number(3), .object([:])]),
