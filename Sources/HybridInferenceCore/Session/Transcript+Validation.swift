@@ -8,8 +8,8 @@
 /// - Calls are the model's and outputs the app's: no call in a user turn,
 ///   no output in a model turn.
 ///
-/// One pass over the entries, no recursion, so any transcript is checked in
-/// time proportional to its size.
+/// One pass over the entries, no recursion, and each turn's calls in sets, so
+/// any transcript is checked in time proportional to its size.
 extension Transcript {
   /// The first problem, as the index of its entry and a reason.
   func firstProblem() -> (entry: Int, reason: String)? {
@@ -22,8 +22,8 @@ extension Transcript {
           return (index, "entry \(index) is a user turn with a call of \(call.name); only the model calls tools")
         }
         guard !outputs.isEmpty else { continue }
-        let asked = index > 0 && entries[index - 1].role == .model ? entries[index - 1].toolCalls : []
-        for output in outputs where !Self.answers(output, asked) {
+        let asked = Asked(index > 0 && entries[index - 1].role == .model ? entries[index - 1].toolCalls : [])
+        for output in outputs where !asked.answered(by: output) {
           let id = output.id.map { " (id \($0))" } ?? ""
           return (
             index, "entry \(index) holds an output of \(output.name)\(id) with no call of it in the model turn before"
@@ -43,8 +43,22 @@ extension Transcript {
     if let problem = firstProblem() { throw .invalidTranscript(problem.reason) }
   }
 
-  private static func answers(_ output: Part.FunctionResponse, _ calls: [Part.FunctionCall]) -> Bool {
-    if let id = output.id { return calls.contains { $0.id == id && $0.name == output.name } }
-    return calls.contains { $0.name == output.name }
+  /// The calls of one model turn, looked up by id and by name in constant
+  /// time, so that a turn of many calls and many outputs costs their number,
+  /// not its square.
+  private struct Asked {
+    let ids: Set<[String]>
+    let names: Set<String>
+
+    init(_ calls: [Part.FunctionCall]) {
+      ids = Set(calls.compactMap { call in call.id.map { [$0, call.name] } })
+      names = Set(calls.map(\.name))
+    }
+
+    /// By id where the output has one (and the same name), else by name.
+    func answered(by output: Part.FunctionResponse) -> Bool {
+      if let id = output.id { return ids.contains([id, output.name]) }
+      return names.contains(output.name)
+    }
   }
 }

@@ -155,6 +155,18 @@ final class TranscriptCodingTests: XCTestCase {
     XCTAssertTrue(byID.contains("id b"), byID)
   }
 
+  func testManyCallsAndOutputsInOneTurn_areMatchedByIDInAnyOrder() throws {
+    let count = 50_000
+    let calls = (0..<count).map { Part(functionCall: .init(id: "c\($0)", name: "f")) }
+    let outputs = (0..<count).map { Part.FunctionResponse.output("x", name: "f", id: "c\(count - 1 - $0)") }
+    var transcript = Transcript(entries: [
+      .prompt("go"), .response(Content(parts: calls), modelVersion: "m"), .toolOutputs(outputs),
+    ])
+    XCTAssertNil(transcript.firstProblem())
+    transcript.entries[2].content.parts.append(Part(functionResponse: .output("x", name: "f", id: "missing")))
+    XCTAssertEqual(transcript.firstProblem()?.entry, 2)
+  }
+
   func testAnUnknownRole_isADecodingError() {
     let message = decodingError(#"{"formatVersion": 1, "entries": [{"role": "system", "parts": []}]}"#)
     XCTAssertTrue(message.contains("unknown role \"system\""), message)
