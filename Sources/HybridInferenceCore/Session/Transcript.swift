@@ -2,6 +2,10 @@
 ///
 /// Both models read the same transcript, so a conversation can move from one
 /// to the other on a fallback and go on. Each answer records which model gave it.
+///
+/// `Codable`, in a documented, versioned JSON format (`formatVersion`), so a
+/// conversation can be saved and resumed in another process with
+/// `GenerativeModelSession(model:transcript:tools:contextOverflow:logHandler:)`.
 public struct Transcript: Sendable, Hashable {
   /// The system instructions, sent before every turn.
   public var instructions: String?
