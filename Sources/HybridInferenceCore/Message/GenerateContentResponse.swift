@@ -36,7 +36,8 @@ public struct GenerateContentResponse: Sendable, Hashable, Codable {
   /// only to the same producer. Not part of the REST encoding.
   public var producer: String?
 
-  /// A response; `modelVersion` names the model that answered.
+  /// A response; `modelVersion` names the model that answered, `producer`
+  /// where its thought signatures are valid (nil for a backend without them).
   public init(
     candidates: [Candidate] = [], promptFeedback: PromptFeedback? = nil,
     usageMetadata: UsageMetadata? = nil, modelVersion: String, responseId: String? = nil,

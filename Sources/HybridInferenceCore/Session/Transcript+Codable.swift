@@ -42,7 +42,10 @@
 ///   naming the entry.
 ///
 /// With the default `JSONEncoder` and `JSONDecoder` strategies a transcript
-/// decodes to one `==` to what was encoded.
+/// decodes to one `==` to what was encoded. The one value that cannot: an
+/// `.exactInteger` within ±2^53, which the library never makes (it holds
+/// such integers as `.number`) and JSON text cannot tell apart, reads back
+/// as the equal `.number`.
 extension Transcript: Codable {
   /// The version this library writes, and the newest it reads.
   public static let formatVersion = 1
