@@ -5,6 +5,7 @@
 /// a struct over its raw string with the known values as static constants.
 public protocol ProtoEnum: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible
 where RawValue == String {
+  /// The value the server sent, known to this library or not.
   init(rawValue: String)
 }
 
