@@ -55,7 +55,7 @@ for flag in $(pkg-config --cflags-only-I llama 2>/dev/null); do cflags+=(-Xcc "$
     ${reexported:+"-experimental-allowed-reexported-modules=$reexported"} \
     -output-dir "$graphs"
 
-python3 - "$graphs" <<'PY'
+"$(hi_find_python)" - "$graphs" <<'PY'
 import json, os, sys
 undocumented = []
 for name in sorted(os.listdir(sys.argv[1])):
