@@ -44,7 +44,7 @@ lint:
 # The DocC catalog (Sources/HybridInference/HybridInference.docc) against the public API:
 # symbol graphs extracted from the debug build (no rebuild), docc warnings as errors.
 docs: setup
-	scripts/docs.sh
+	scripts/docs.sh $(SWIFT_LINK)
 
 test: setup lint docs
 	swift build --build-tests $(SWIFT_LINK)

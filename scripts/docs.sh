@@ -2,6 +2,7 @@
 # `make docs`: the DocC catalog Sources/HybridInference/HybridInference.docc built
 # against the public API with the toolchain's own docc (no plugin), warnings as errors,
 # into .build/docs/HybridInference.doccarchive.
+#   scripts/docs.sh [swift build arguments]
 #
 # The symbol graph is extracted from the debug build's modules with
 # swift-symbolgraph-extract, not emitted by `swift build -Xswiftc -emit-symbol-graph`:
@@ -33,10 +34,12 @@ extract="$swift_bin/swift-symbolgraph-extract"
 [ -x "$docc" ] || hi_die "docc not found beside swift ($docc); set DOCC"
 [ -x "$extract" ] || hi_die "swift-symbolgraph-extract not found beside swift ($extract)"
 
-# The same debug build `make build` and `make test` use (nothing to do when it is up to
-# date; the linker flags do not matter to a library target).
-swift build --target "$module"
-bin="$(swift build --show-bin-path)"
+# The same debug build `make build` and `make test` use: nothing to do when it is up to
+# date. The arguments are that build's own (make passes its -Xlinker rpath): a library
+# target ignores them, but a build with other flags makes the next one relink every
+# executable and the test bundle.
+swift build --target "$module" "$@"
+bin="$(swift build --show-bin-path "$@")"
 triple="$(basename "$(dirname "$bin")")"
 
 # The modules the umbrella re-exports, read from its sources.
