@@ -128,7 +128,9 @@ public struct CloudGeminiModel: LanguageModel {
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try request.options.gemini?.validate()
     return try await client.generateContent(
-      try GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+      try GenerateContentRequest(
+        request, safetySettings: safetySettings, inlineMediaLimit: requestOptions.maximumInlineMediaBytes),
+      log: request.logHandler)
   }
 
   /// Streams with `:streamGenerateContent?alt=sse`, one delta per event.
@@ -138,19 +140,22 @@ public struct CloudGeminiModel: LanguageModel {
     let body: GenerateContentRequest
     do {
       try request.options.gemini?.validate()
-      body = try GenerateContentRequest(request, safetySettings: safetySettings)
+      body = try GenerateContentRequest(
+        request, safetySettings: safetySettings, inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
     } catch {
       return .failing(error)
     }
     return client.streamGenerateContent(body, log: request.logHandler)
   }
 
-  /// How many tokens `transcript` (instructions and every turn) takes as a
-  /// prompt, from `:countTokens`.
+  /// How many tokens `transcript` (instructions and every turn, attachments
+  /// included) takes as a prompt, from `:countTokens`.
+  /// Inline media past `RequestOptions.maximumInlineMediaBytes` is
+  /// `requestTooLarge`, as for a generation, and nothing is sent.
   public func countTokens(_ transcript: Transcript) async throws -> Int {
-    try await client.countTokens(
-      CountTokensRequest(transcript: transcript, modelPath: client.endpoint.modelPath),
-      log: logHandler)
+    try InlineMediaSize.check(transcript, limit: requestOptions.maximumInlineMediaBytes)
+    return try await client.countTokens(
+      CountTokensRequest(transcript: transcript, modelPath: client.endpoint.modelPath), log: logHandler)
   }
 
   /// How many tokens `text` takes as a single user prompt.

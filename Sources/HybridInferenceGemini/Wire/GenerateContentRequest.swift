@@ -36,12 +36,20 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// `application/json` plus `responseJsonSchema`, after checking that Gemini
   /// accepts every keyword in it (`GeminiSchemaCheck`).
   ///
+  /// Attachments travel as the `inlineData` (base64) and `fileData` parts
+  /// the transcript keeps; inline media over `inlineMediaLimit` encoded
+  /// bytes, summed over every turn, is `requestTooLarge` (`InlineMediaSize`).
+  ///
   /// The request's tools become `functionDeclarations` (each schema checked
   /// the same way) and a tool choice other than `.auto` becomes
   /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
   /// travel as the `functionCall` and `functionResponse` parts they are, with
   /// their ids and thought signatures unchanged.
-  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
+  init(
+    _ request: ModelRequest, safetySettings: [SafetySetting]?,
+    inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
+  ) throws(HybridInferenceError) {
+    try InlineMediaSize.check(request.transcript, limit: inlineMediaLimit)
     var config = request.options.gemini
     if let schema = request.responseSchema {
       try GeminiSchemaCheck.check(schema)
