@@ -9,7 +9,7 @@ struct Answerer: Sendable {
   let options: ChatOptions
   let recorder: FallbackRecorder
 
-  func answer(_ prompt: String, session: GenerativeModelSession, mode: InferenceMode)
+  func answer(_ prompt: Prompt, session: GenerativeModelSession, mode: InferenceMode)
     async throws
   {
     _ = recorder.takeFirst()  // a fallback of an earlier, failed answer is not this one's

@@ -40,6 +40,7 @@ enum HybridChat {
     let source = try PromptSource.resolve(
       argumentPrompt: options.prompt, stdinIsTerminal: terminal.stdinIsTerminal,
       readStandardInput: terminal.readAll)
+    let images = try ImageFile.load(options.imagePaths)
     let recorder = FallbackRecorder()
     let logHandler = ChatLogging.handler(recorder: recorder, terminal: terminal, json: options.json)
     let catalog = ModelCatalog(options: options, logHandler: logHandler)
@@ -48,7 +49,7 @@ enum HybridChat {
     try await ModelPreparation.prepare(catalog, for: mode, terminal: terminal)
     let chat = ChatSession(
       catalog: catalog, mode: mode, model: model, options: options, logHandler: logHandler,
-      recorder: recorder, terminal: terminal)
+      recorder: recorder, terminal: terminal, firstAttachments: images)
     switch source {
     case .oneShot(let prompt):
       try await chat.answer(prompt)

@@ -87,6 +87,7 @@ private enum Flag: CaseIterable {
   case help, version, mode, model, cloudModel, server, serverModel, system, tool, temperature, topP, topK, seed,
     maxTokens
   case thinking, noStream, json
+  case image
 
   init?(spelling: String) {
     if spelling == "-h" {
@@ -116,6 +117,7 @@ private enum Flag: CaseIterable {
     case .thinking: "--thinking"
     case .noStream: "--no-stream"
     case .json: "--json"
+    case .image: "--image"
     }
   }
 
@@ -179,6 +181,9 @@ private enum Flag: CaseIterable {
         throw .usage("unknown level '\(value)' for --thinking (expected minimal|low|medium|high)")
       }
       options.thinking = level
+    case .image:
+      _ = try ImageFile.mimeType(for: try nonEmpty(value))
+      options.imagePaths.append(value)
     }
   }
 

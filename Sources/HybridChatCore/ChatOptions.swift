@@ -38,6 +38,8 @@ public struct ChatOptions: Sendable, Hashable {
   public var json: Bool
   /// `--tool NAME` (repeatable): built-in tools the model may call.
   public var tools: [BuiltInTool] = []
+  /// `--image PATH` (repeatable): images sent, in order, with the first prompt.
+  public var imagePaths: [String] = []
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"
