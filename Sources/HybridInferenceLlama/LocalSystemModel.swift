@@ -16,7 +16,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public static let modelVersion = "llama-cpp-system-language-model"
 
   /// The default model: `HYBRID_LOCAL_MODEL`, else SmolLM2-135M-Instruct in the
-  /// cache that `make setup` fills (see README).
+  /// cache that `make setup` fills (see the OnDeviceModel article).
   public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
 
   /// The GGUF file.

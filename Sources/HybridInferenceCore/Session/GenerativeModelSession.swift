@@ -37,6 +37,7 @@ public final class GenerativeModelSession: Sendable {
 
   /// A session on `model`.
   /// - Parameters:
+  ///   - model: The model to ask: one backend, or a `HybridModel` that routes between two.
   ///   - instructions: System instructions, sent before every turn.
   ///   - tools: Tools the model may call; the session runs them. Names must be unique.
   ///   - logHandler: Where fallbacks are reported; one line on stderr by default.

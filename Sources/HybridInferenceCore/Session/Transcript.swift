@@ -47,7 +47,9 @@ public struct Transcript: Sendable, Hashable {
 
     /// The speakers, named as on the wire.
     public enum Role: String, Sendable, Hashable {
+      /// The app's side: prompts, and tool outputs.
       case user
+      /// The model's side: answers, and tool calls.
       case model
     }
   }
