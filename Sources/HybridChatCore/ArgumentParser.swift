@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// What the command line asks for.
 public enum Command: Sendable, Hashable {
@@ -87,6 +91,7 @@ private enum Flag: CaseIterable {
   case help, version, mode, model, cloudModel, server, serverModel, system, tool, temperature, topP, topK, seed,
     maxTokens
   case thinking, noStream, json
+  case image
 
   init?(spelling: String) {
     if spelling == "-h" {
@@ -116,6 +121,7 @@ private enum Flag: CaseIterable {
     case .thinking: "--thinking"
     case .noStream: "--no-stream"
     case .json: "--json"
+    case .image: "--image"
     }
   }
 
@@ -179,6 +185,9 @@ private enum Flag: CaseIterable {
         throw .usage("unknown level '\(value)' for --thinking (expected minimal|low|medium|high)")
       }
       options.thinking = level
+    case .image:
+      _ = try ImageFile.mimeType(for: try nonEmpty(value))
+      options.imagePaths.append(value)
     }
   }
 

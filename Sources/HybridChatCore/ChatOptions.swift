@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Everything the command line says, after parsing and range checks.
 ///
@@ -38,6 +42,8 @@ public struct ChatOptions: Sendable, Hashable {
   public var json: Bool
   /// `--tool NAME` (repeatable): built-in tools the model may call.
   public var tools: [BuiltInTool] = []
+  /// `--image PATH` (repeatable): images sent, in order, with the first prompt.
+  public var imagePaths: [String] = []
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"

@@ -25,6 +25,9 @@ public enum HelpText {
                            in place of Gemini, e.g. http://127.0.0.1:8080/v1
       --server-model NAME  the model name sent to it (default: \(ChatOptions.defaultServerModel))
       --system TEXT        system instructions
+      --image PATH         an image sent with the first prompt (repeatable; .jpg,
+                           .jpeg, .png, .webp or .gif); the device reads no images,
+                           so prefer-on-device answers that prompt in the cloud
       --tool NAME          a built-in tool the model may call (repeatable):
                            time (the current date and time)
       --temperature T      sampling temperature, >= 0 (0: greedy on device)

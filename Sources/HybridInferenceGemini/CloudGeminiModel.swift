@@ -129,7 +129,9 @@ public struct CloudGeminiModel: LanguageModel {
     try request.options.gemini?.validate()
     let client = client
     return try await client.generateContent(
-      try GenerateContentRequest(request, safetySettings: safetySettings, producer: client.endpoint.producer),
+      try GenerateContentRequest(
+        request, safetySettings: safetySettings, producer: client.endpoint.producer,
+        inlineMediaLimit: requestOptions.maximumInlineMediaBytes),
       log: request.logHandler)
   }
 
@@ -141,16 +143,21 @@ public struct CloudGeminiModel: LanguageModel {
     let client = client
     do {
       try request.options.gemini?.validate()
-      body = try GenerateContentRequest(request, safetySettings: safetySettings, producer: client.endpoint.producer)
+      body = try GenerateContentRequest(
+        request, safetySettings: safetySettings, producer: client.endpoint.producer,
+        inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
     } catch {
       return .failing(error)
     }
     return client.streamGenerateContent(body, log: request.logHandler)
   }
 
-  /// How many tokens `transcript` (instructions and every turn) takes as a
-  /// prompt, from `:countTokens`.
+  /// How many tokens `transcript` (instructions and every turn, attachments
+  /// included) takes as a prompt, from `:countTokens`.
+  /// Inline media past `RequestOptions.maximumInlineMediaBytes` is
+  /// `requestTooLarge`, as for a generation, and nothing is sent.
   public func countTokens(_ transcript: Transcript) async throws -> Int {
+    try InlineMediaSize.check(transcript, limit: requestOptions.maximumInlineMediaBytes)
     let client = client
     return try await client.countTokens(
       CountTokensRequest(

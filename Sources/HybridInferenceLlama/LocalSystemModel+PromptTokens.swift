@@ -7,7 +7,7 @@ import HybridInferenceJinja
 /// a count is exactly what a request would prefill.
 extension LocalSystemModel {
   /// A request as the model reads it.
-  struct Prompt {
+  struct DevicePrompt {
     /// The tool plan, when the request offers tools.
     let tools: LocalToolPlan?
     /// The messages the template rendered.
@@ -22,7 +22,7 @@ extension LocalSystemModel {
   /// schema's prompt); runs on the template thread.
   static func prompt(
     of request: ModelRequest, model: LlamaModel, allowsGenericToolFormat: Bool, cancellation: JinjaCancellation
-  ) throws -> Prompt {
+  ) throws -> DevicePrompt {
     let tools = try LocalToolPlan(
       request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
     var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
@@ -30,7 +30,8 @@ extension LocalSystemModel {
     let templateTools = tools?.templateTools ?? []
     let rendered = model.template.render(
       messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
-    return Prompt(tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered))
+    return DevicePrompt(
+      tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered))
   }
 
   /// The tokens `request` would prefill: its rendered prompt, exactly as

@@ -121,6 +121,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
     }
     try validateSettings()
+    // Media in the prompt fail before the model loads, so a hybrid falls back at once.
+    try DeviceMedia.checkNewPrompt(of: request.transcript)
     let options = request.options.foundationModels
     try options?.validate()
     // The schema becomes a grammar before any work, so one the device cannot
@@ -198,6 +200,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 
   /// This model value's context once a request has made it (for tests).
   var batchedContext: BatchedContext? { handle.existingContext }
+
+  /// Whether this model value has loaded its file (for tests).
+  var hasLoadedModel: Bool { handle.model != nil }
 
   /// Whether no request is queued or running on this model value (for tests).
   var isIdle: Bool { handle.existingContext?.isIdle ?? true }

@@ -121,7 +121,8 @@ public struct OpenAICompatibleModel: LanguageModel {
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try checkAvailable()
     try request.options.gemini?.validate()
-    let body = try ChatCompletionRequest(request, model: name, stream: false)
+    let body = try ChatCompletionRequest(
+      request, model: name, stream: false, inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
     return try await client.chatCompletion(body, log: request.logHandler)
   }
 
@@ -131,7 +132,8 @@ public struct OpenAICompatibleModel: LanguageModel {
     do {
       try checkAvailable()
       try request.options.gemini?.validate()
-      let body = try ChatCompletionRequest(request, model: name, stream: true)
+      let body = try ChatCompletionRequest(
+        request, model: name, stream: true, inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
       return client.streamChatCompletion(body, log: request.logHandler)
     } catch {
       return .failing(error)

@@ -18,7 +18,8 @@ The model name picks the behaviour. `~`-separated options follow it:
 
     fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself),
                          from --fixtures, else from Tests/Fixtures/gemini
-    echo                 answer "echo: <last user text>" (3 events when streamed)
+    echo                 answer "echo: <last user text>" (3 events when streamed); media parts
+                         of that turn show as [image/png, 3 bytes] or [video/mp4 at URI]
     tools                function calling (gemini_tools.py): calls the first declared
                          function (`calls-N` at once, for `rounds-N` rounds), then
                          answers "done: <outputs>"; every request's declarations,
@@ -288,12 +289,16 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
 
     def count_tokens(self, body, count):
         inner = body.get("generateContentRequest", body)
-        words = 0
+        words, images = 0, 0
         for content in inner.get("contents", []) + ([inner["systemInstruction"]] if "systemInstruction" in inner else []):
             for part in content.get("parts", []):
                 words += len(part.get("text", "").split())
-        self.send_body(200, json.dumps({"totalTokens": words, "promptTokensDetails": [
-            {"modality": "TEXT", "tokenCount": words}]}).encode(), count=count)
+                images += 1 if "inlineData" in part or "fileData" in part else 0
+        # Gemini counts a small image as 258 tokens; every media part is one here.
+        details = [{"modality": "TEXT", "tokenCount": words}] + (
+            [{"modality": "IMAGE", "tokenCount": 258 * images}] if images else [])
+        self.send_body(200, json.dumps({"totalTokens": words + 258 * images,
+                                        "promptTokensDetails": details}).encode(), count=count)
 
 
 class Server(ThreadingHTTPServer):

@@ -5,6 +5,8 @@ error bodies, the `echo` answers, and SSE event splitting. Standard library
 only; imported by gemini_server.py.
 """
 
+import base64
+import binascii
 import json
 import re
 
@@ -21,6 +23,10 @@ CONFIG_FIELDS = {"temperature", "topP", "topK", "candidateCount", "maxOutputToke
                  "responseJsonSchema", "responseModalities", "thinkingConfig", "responseLogprobs",
                  "logprobs", "speechConfig", "mediaResolution"}
 THINKING_FIELDS = {"thinkingLevel", "thinkingBudget", "includeThoughts"}
+# google-genai's Blob and FileData; `displayName` is Vertex-only (the SDK refuses it for the Gemini API).
+BLOB_FIELDS = {"mimeType", "data"}
+FILE_DATA_FIELDS = {"mimeType", "fileUri"}
+MIME_TYPE = re.compile(r"^[A-Za-z0-9!#$&^_.+-]{1,127}/[A-Za-z0-9!#$&^_.+-]{1,127}$")
 THINKING_LEVELS = {"THINKING_LEVEL_UNSPECIFIED", "MINIMAL", "LOW", "MEDIUM", "HIGH"}
 
 
@@ -66,11 +72,45 @@ def check_contents(contents, where):
             raise BadRequest(f"* {where}[{index}].parts: contents.parts must not be empty.")
         for part_index, part in enumerate(parts):
             check_fields(part, PART_FIELDS, f"{where}[{index}].parts[{part_index}]")
+            check_media(part, f"{where}[{index}].parts[{part_index}]")
             # A part must carry data: `{}`, `{"thought": true}` or `{"text": ""}` alone is refused.
             if not (set(part) - {"thought", "thoughtSignature", "text"}) and not part.get("text") \
                     and "thoughtSignature" not in part:
                 raise BadRequest(f"* {where}[{index}].parts[{part_index}].data: required oneof field 'data' "
                                  "must have one initialized field")
+
+
+def check_media(part, where):
+    """`inlineData` as google-genai's Blob (standard base64 `data`, a MIME type), `fileData` as its FileData."""
+    if "inlineData" in part:
+        blob = part["inlineData"]
+        check_fields(blob, BLOB_FIELDS, f"{where}.inline_data")
+        if not isinstance(blob.get("mimeType"), str) or not MIME_TYPE.match(blob["mimeType"]):
+            raise BadRequest(f"* {where}.inline_data.mime_type: a MIME type is required")
+        data = blob.get("data")
+        try:
+            if not isinstance(data, str) or not data or not base64.b64decode(data, validate=True):
+                raise ValueError
+        except (ValueError, binascii.Error):
+            raise BadRequest(f"Invalid value at '{where}.inline_data.data' (TYPE_BYTES), Base64 decoding failed")
+    if "fileData" in part:
+        file = part["fileData"]
+        check_fields(file, FILE_DATA_FIELDS, f"{where}.file_data")
+        if not isinstance(file.get("fileUri"), str) or "://" not in file["fileUri"]:
+            raise BadRequest(f"* {where}.file_data.file_uri: a URI is required")
+        if "mimeType" in file and (not isinstance(file["mimeType"], str) or not MIME_TYPE.match(file["mimeType"])):
+            raise BadRequest(f"* {where}.file_data.mime_type: invalid MIME type")
+
+
+def media_marker(part):
+    """What the echo answers say for a media part: `[image/png, 3 bytes]`, `[video/mp4 at gs://b/v]`."""
+    if "inlineData" in part:
+        blob = part["inlineData"]
+        return f"[{blob['mimeType']}, {len(base64.b64decode(blob['data']))} bytes]"
+    if "fileData" in part:
+        file = part["fileData"]
+        return f"[{file.get('mimeType', '?')} at {file['fileUri']}]"
+    return ""
 
 
 def check_generate(body, where="request"):
@@ -95,7 +135,7 @@ def last_user_text(body):
     contents = body.get("contents") or body.get("generateContentRequest", {}).get("contents") or []
     for content in reversed(contents):
         if content.get("role") == "user":
-            return "".join(part.get("text", "") for part in content.get("parts", []))
+            return "".join(part.get("text", "") + media_marker(part) for part in content.get("parts", []))
     return ""
 
 

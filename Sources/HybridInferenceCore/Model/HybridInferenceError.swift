@@ -81,6 +81,14 @@ public enum HybridInferenceError: Error, Sendable {
   /// is sent. A decoded transcript is checked the same way by its decoder,
   /// which throws `DecodingError` instead.
   case invalidTranscript(String)
+  /// An attachment of the prompt cannot be right (a malformed MIME type, an
+  /// image without an image type, no bytes, a URI without a scheme); the
+  /// reason names it. Nothing was sent.
+  case invalidAttachment(String)
+  /// The request's inline media take `bytes` bytes base64-encoded, more than
+  /// the backend's `limit` (`RequestOptions.maximumInlineMediaBytes`);
+  /// nothing was sent. Send large files by URI (`Attachment.file`).
+  case requestTooLarge(bytes: Int, limit: Int)
   /// The session is already answering; it takes one request at a time.
   case concurrentRequests
   /// A hybrid tried both models and both failed.
@@ -153,6 +161,11 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the prompt is empty"
     case .invalidTranscript(let why):
       "invalid transcript: \(why)"
+    case .invalidAttachment(let why):
+      "invalid attachment: \(why)"
+    case .requestTooLarge(let bytes, let limit):
+      "the request's inline media take \(bytes) bytes base64-encoded, over the limit of \(limit); "
+        + "nothing was sent (send large files by URI)"
     case .concurrentRequests:
       "the session is already responding; send one request at a time"
     case .bothModelsFailed(let primary, let secondary):

@@ -111,21 +111,20 @@ public final class GenerativeModelSession: Sendable {
   public func respond(to prompt: String, options: HybridGenerationOptions = .default)
     async throws -> Response
   {
-    let (raw, text) = try await answer(prompt: prompt, options: options, schema: nil)
-    return Response(content: text, rawResponse: raw)
+    try await respond(to: Prompt(prompt), options: options)
   }
 
   /// Sends one request, runs the tool rounds it takes, and records it; a
   /// structured answer is checked against `schema` before it is recorded, so
   /// the transcript never holds an answer the caller was refused.
-  func exchange(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
+  func exchange(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?)
     async throws -> GenerateContentResponse
   {
     try await answer(prompt: prompt, options: options, schema: schema).raw
   }
 
   /// `exchange`, with the turn's text as the caller sees it.
-  private func answer(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
+  func answer(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?)
     async throws -> (raw: GenerateContentResponse, text: String)
   {
     var (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
@@ -175,25 +174,25 @@ public final class GenerativeModelSession: Sendable {
   public func streamResponse(to prompt: String, options: HybridGenerationOptions = .default)
     -> ResponseStream
   {
-    stream(prompt: prompt, options: options, schema: nil)
+    streamResponse(to: Prompt(prompt), options: options)
   }
 
   /// The stream behind both text and structured streaming; with a schema the
   /// complete answer is checked before it is recorded.
-  func stream(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) -> ResponseStream {
+  func stream(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?) -> ResponseStream {
     ResponseStream { [self] in
       let (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
       return StreamedTurn(session: self, request: request, ticket: ticket, schema: schema)
     }
   }
 
-  private func begin(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) throws -> (
+  private func begin(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?) throws -> (
     ModelRequest, UInt64
   ) {
     try options.validate()
     if let error = schema?.derivationError { throw error }
     try Self.checkTools(tools)
-    guard !prompt.isEmpty else { throw HybridInferenceError.emptyPrompt }
+    try prompt.validate()
     let (transcript, ticket) = try state.withLock { state throws -> (Transcript, UInt64) in
       guard state.activeRequest == nil else { throw HybridInferenceError.concurrentRequests }
       // Once: the session itself only ever appends what a model answered.

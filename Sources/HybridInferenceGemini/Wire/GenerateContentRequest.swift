@@ -36,6 +36,10 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// `application/json` plus `responseJsonSchema`, after checking that Gemini
   /// accepts every keyword in it (`GeminiSchemaCheck`).
   ///
+  /// Attachments travel as the `inlineData` (base64) and `fileData` parts
+  /// the transcript keeps; inline media over `inlineMediaLimit` encoded
+  /// bytes, summed over every turn, is `requestTooLarge` (`InlineMediaSize`).
+  ///
   /// The request's tools become `functionDeclarations` (each schema checked
   /// the same way) and a tool choice other than `.auto` becomes
   /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
@@ -49,9 +53,11 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// signatures of the current turn only, and the current turn's rounds
   /// always come from the model asked now (a tool pins the request to it),
   /// so what goes is never needed.
-  init(_ request: ModelRequest, safetySettings: [SafetySetting]?, producer: String? = nil)
-    throws(HybridInferenceError)
-  {
+  init(
+    _ request: ModelRequest, safetySettings: [SafetySetting]?, producer: String? = nil,
+    inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
+  ) throws(HybridInferenceError) {
+    try InlineMediaSize.check(request.transcript, limit: inlineMediaLimit)
     var config = request.options.gemini
     if let schema = request.responseSchema {
       try GeminiSchemaCheck.check(schema)

@@ -71,8 +71,9 @@ final class OpenAIWireTests: XCTestCase {
     }
   }
 
-  func testInlineData_isUnsupported() {
-    let content = Content(role: "user", parts: [Part(inlineData: Part.Blob(mimeType: "image/png", data: Data([1])))])
+  func testInlineDataOtherThanImagesAndAudio_isUnsupported() {
+    let pdf = Part(inlineData: Part.Blob(mimeType: "application/pdf", data: Data([1])))
+    let content = Content(role: "user", parts: [pdf])
     let request = ModelRequest(transcript: Transcript(entries: [Transcript.Entry(role: .user, content: content)]))
     XCTAssertThrowsError(try ChatCompletionRequest(request, model: "m", stream: false)) { error in
       guard case .unsupportedRequest? = error as? HybridInferenceError else { return XCTFail("\(error)") }
