@@ -52,8 +52,9 @@ public struct CloudGeminiModel: LanguageModel {
   /// Where `countTokens` reports retries; requests from a session report
   /// through the session's handler.
   public let logHandler: LogHandler
-  let apiKey: APIKey?
-  private let transport: HTTPTransport
+  /// Name, server, options, key and transport, as every remote model holds them.
+  let shell: RemoteModelShell
+  var apiKey: APIKey? { shell.apiKey }
 
   /// The default server when neither the parameter nor `GOOGLE_GEMINI_BASE_URL` names one.
   public static let defaultBaseURL =
@@ -89,7 +90,6 @@ public struct CloudGeminiModel: LanguageModel {
     environment: [String: String]
   ) {
     self.name = name
-    self.apiKey = APIKey(apiKey) ?? APIKey.fromEnvironment(environment)
     let environmentURL = environment["GOOGLE_GEMINI_BASE_URL"].flatMap {
       $0.isEmpty ? nil : URL(string: $0)
     }
@@ -98,7 +98,9 @@ public struct CloudGeminiModel: LanguageModel {
     self.requestOptions = requestOptions
     self.safetySettings = safetySettings
     self.logHandler = logHandler
-    self.transport = HTTPTransport()
+    self.shell = RemoteModelShell(
+      name: name, baseURL: self.baseURL, requestOptions: requestOptions,
+      apiKey: APIKey(apiKey) ?? APIKey.fromEnvironment(environment))
   }
 
   /// The model name: what `GenerateContentResponse.modelVersion` says when
@@ -118,10 +120,7 @@ public struct CloudGeminiModel: LanguageModel {
   /// `RequestOptions.remembersOffline`), so that a hybrid with another
   /// model at hand goes straight to it; nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    guard apiKey != nil, let reporter = client.reachability,
-      let error = reporter.memory.verdict(for: reporter.origin)
-    else { return nil }
-    return HybridInferenceError.offline(error)
+    apiKey == nil ? nil : shell.rememberedOffline
   }
 
   /// Answers with `:generateContent`.
@@ -159,15 +158,7 @@ public struct CloudGeminiModel: LanguageModel {
   }
 
   var client: GeminiClient {
-    let reachability = Origin(baseURL).flatMap { origin in
-      requestOptions.remembersOffline
-        ? ReachabilityMemory.Reporter(
-          memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
-        : nil
-    }
-    return GeminiClient(
-      modelName: name,
-      endpoint: GeminiEndpoint(baseURL: baseURL, apiVersion: apiVersion, modelName: name),
-      apiKey: apiKey, options: requestOptions, transport: transport, reachability: reachability)
+    GeminiClient(
+      shell: shell, endpoint: GeminiEndpoint(baseURL: baseURL, apiVersion: apiVersion, modelName: name))
   }
 }

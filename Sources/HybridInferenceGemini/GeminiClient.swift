@@ -15,16 +15,12 @@ struct GeminiClient: Sendable {
   let apiKey: APIKey?
   let call: RemoteCall
 
-  init(
-    modelName: String, endpoint: GeminiEndpoint, apiKey: APIKey?, options: RequestOptions,
-    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
-  ) {
-    self.modelName = modelName
+  init(shell: RemoteModelShell, endpoint: GeminiEndpoint) {
+    let apiKey = shell.apiKey
+    self.modelName = shell.name
     self.endpoint = endpoint
     self.apiKey = apiKey
-    self.call = RemoteCall(
-      modelName: modelName, options: options, transport: transport, reachability: reachability
-    ) { head, body in
+    self.call = shell.call(reachability: shell.reachability) { head, body in
       RemoteErrorMapping.apiError(
         status: head.statusCode, contentType: head.contentType, body: body, apiKey: apiKey)
     }

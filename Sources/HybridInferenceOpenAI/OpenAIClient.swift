@@ -16,16 +16,12 @@ struct OpenAIClient: Sendable {
   let apiKey: APIKey?
   let call: RemoteCall
 
-  init(
-    modelName: String, endpoint: OpenAIEndpoint, apiKey: APIKey?, options: RequestOptions,
-    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
-  ) {
-    self.modelName = modelName
+  init(shell: RemoteModelShell, endpoint: OpenAIEndpoint) {
+    let apiKey = shell.apiKey
+    self.modelName = shell.name
     self.endpoint = endpoint
     self.apiKey = apiKey
-    self.call = RemoteCall(
-      modelName: modelName, options: options, transport: transport, reachability: reachability
-    ) { head, body in
+    self.call = shell.call(reachability: shell.reachability) { head, body in
       OpenAIErrorMapping.apiError(head: head, body: body, apiKey: apiKey)
     }
   }

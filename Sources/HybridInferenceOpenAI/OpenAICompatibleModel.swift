@@ -43,8 +43,9 @@ public struct OpenAICompatibleModel: LanguageModel {
   /// Where `prepare()` reports retries; requests from a session report
   /// through the session's handler.
   public let logHandler: LogHandler
-  let apiKey: APIKey?
-  private let transport: HTTPTransport
+  /// Name, server, options, key and transport, as every remote model holds them.
+  let shell: RemoteModelShell
+  var apiKey: APIKey? { shell.apiKey }
 
   /// A model on an OpenAI-compatible server.
   /// - Parameters:
@@ -74,11 +75,12 @@ public struct OpenAICompatibleModel: LanguageModel {
   ) {
     self.name = name
     self.baseURL = baseURL
-    self.apiKey = APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"])
     self.requestOptions = requestOptions
     self.requiresAPIKey = requiresAPIKey
     self.logHandler = logHandler
-    self.transport = HTTPTransport()
+    self.shell = RemoteModelShell(
+      name: name, baseURL: baseURL, requestOptions: requestOptions,
+      apiKey: APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"]))
   }
 
   /// The model name; each response carries the server's own `model` instead
@@ -102,10 +104,7 @@ public struct OpenAICompatibleModel: LanguageModel {
   /// a hybrid with another model at hand goes straight to it; nil otherwise.
   /// Never waits.
   public var rememberedFailure: (any Error)? {
-    guard let reporter = client.call.reachability,
-      let error = reporter.memory.verdict(for: reporter.origin)
-    else { return nil }
-    return HybridInferenceError.offline(error)
+    shell.rememberedOffline
   }
 
   /// Asks the server which models it serves (`GET /models`) and returns
@@ -144,15 +143,5 @@ public struct OpenAICompatibleModel: LanguageModel {
 
   var endpoint: OpenAIEndpoint { OpenAIEndpoint(baseURL: baseURL) }
 
-  var client: OpenAIClient {
-    let reachability = Origin(baseURL).flatMap { origin in
-      requestOptions.remembersOffline
-        ? ReachabilityMemory.Reporter(
-          memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
-        : nil
-    }
-    return OpenAIClient(
-      modelName: name, endpoint: endpoint, apiKey: apiKey, options: requestOptions,
-      transport: transport, reachability: reachability)
-  }
+  var client: OpenAIClient { OpenAIClient(shell: shell, endpoint: endpoint) }
 }

@@ -29,10 +29,8 @@ enum OpenAIErrorMapping {
       error.retryDelay = retryDelay
       return .cloudAPI(RemoteErrorMapping.inert(error, redacting: apiKey))
     }
-    let kind = head.contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
-    var message =
-      "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
-      + "non-JSON body of \(body.count) bytes (\(kind))"
+    let kind = RemoteErrorMapping.mediaType(head.contentType)
+    var message = RemoteErrorMapping.nonJSONMessage(status: status, mediaType: kind, byteCount: body.count)
     if kind.lowercased() == "text/plain", let line = firstLine(of: body, apiKey: apiKey) {
       message = line
     }

@@ -37,11 +37,22 @@ package enum RemoteErrorMapping {
     if let envelope = envelope(in: body) {
       return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: status), redacting: apiKey))
     }
-    let kind = contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
-    let message =
-      "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
-      + "non-JSON body of \(body.count) bytes (\(kind))"
+    let message = nonJSONMessage(status: status, mediaType: mediaType(contentType), byteCount: body.count)
     return .cloudAPI(inert(CloudAPIError(httpStatus: status, message: message), redacting: apiKey))
+  }
+
+  /// The media type of a `Content-Type` header, without its parameters;
+  /// "no content type" when there is none.
+  package static func mediaType(_ contentType: String?) -> String {
+    contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
+  }
+
+  /// What every backend says of an error body that is not its JSON envelope
+  /// (an HTML page from a proxy): the status and the body's size and type,
+  /// never the body itself.
+  package static func nonJSONMessage(status: Int, mediaType: String, byteCount: Int) -> String {
+    "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
+      + "non-JSON body of \(byteCount) bytes (\(mediaType))"
   }
 
   /// The error of a mid-stream `{"error": ...}` object, or nil when `json`
