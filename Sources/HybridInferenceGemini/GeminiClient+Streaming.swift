@@ -25,7 +25,7 @@ extension GeminiClient {
     into continuation: ResponseDeltaStream.Continuation
   ) async throws {
     let request = try endpoint.request(
-      .streamGenerateContent, body: body, apiKey: try key(), timeout: options.timeout)
+      .streamGenerateContent, body: body, tokens: usesTokens, timeout: options.timeout)
     try await call.streamWithRetries(request, log: log) {
       GeminiStreamAttempt(client: self, continuation: continuation)
     }
@@ -50,8 +50,8 @@ private struct GeminiStreamAttempt: RemoteStreamAttempt {
   }
 
   private mutating func handle(_ event: SSEEvent) throws {
-    let apiKey = client.apiKey
-    let payload = try event.payload { RemoteErrorMapping.streamError($0, apiKey: apiKey) }
+    let secrets = client.secrets
+    let payload = try event.payload { RemoteErrorMapping.streamError($0, secrets: secrets) }
     guard case .json(let json) = payload else { return }
     var delta = try RemoteCall.decode(GenerateContentResponse.self, from: json)
     if delta.modelVersion.isEmpty { delta.modelVersion = client.modelName }

@@ -17,7 +17,7 @@ extension OpenAIClient {
   func streamChatCompletion(_ body: ChatCompletionRequest, log: LogHandler) -> ResponseDeltaStream {
     .producing { continuation in
       let request = try endpoint.request(
-        "chat/completions", body: body, apiKey: apiKey, streaming: true, timeout: call.options.timeout)
+        "chat/completions", body: body, credentialed: credentialed, streaming: true, timeout: call.options.timeout)
       try await call.streamWithRetries(request, log: log) {
         OpenAIStreamAttempt(client: self, continuation: continuation)
       }
@@ -50,8 +50,8 @@ private struct OpenAIStreamAttempt: RemoteStreamAttempt {
   }
 
   private mutating func handle(_ event: SSEEvent) throws {
-    let apiKey = client.apiKey
-    let payload = try event.payload(ignoringData: sawDone) { OpenAIErrorMapping.streamError($0, apiKey: apiKey) }
+    let secrets = client.secrets
+    let payload = try event.payload(ignoringData: sawDone) { OpenAIErrorMapping.streamError($0, secrets: secrets) }
     let json: Data
     switch payload {
     case .nothing: return

@@ -22,10 +22,11 @@ import HybridInferenceRemote
 /// Everything below the protocol is the Gemini client's own code, shared:
 /// the streaming transport (timeouts, same-origin redirects), the SSE
 /// parser, the retry loop (408, 429, 5xx, honouring `Retry-After`), the
-/// offline rules and memory, the size limits. The key is sent as
-/// `Authorization: Bearer` and never appears in a URL, a log line, an error
-/// or a description; with a key, a plain `http://` base URL is refused
-/// unless it is this machine.
+/// offline rules and memory, the size limits. The key (or the token of
+/// `authorization: .bearerToken { ... }` / `.metadataServer`, say for Vertex
+/// AI's OpenAI-compatible endpoint) is sent as `Authorization: Bearer` and
+/// never appears in a URL, a log line, an error or a description; with a
+/// credential, a plain `http://` base URL is refused unless it is this machine.
 ///
 /// A value: copies share one URL session, released with the last copy.
 public struct OpenAICompatibleModel: LanguageModel {
@@ -37,8 +38,9 @@ public struct OpenAICompatibleModel: LanguageModel {
   public let baseURL: URL
   /// Timeouts, retries and size limits.
   public let requestOptions: RequestOptions
-  /// Whether the server needs a key: then a missing key makes the model
-  /// `.unavailable(.missingAPIKey)`. Self-hosted servers mostly need none.
+  /// Whether the server needs a credential: then a missing key (and no
+  /// `authorization`) makes the model `.unavailable(.missingAPIKey)`.
+  /// Self-hosted servers mostly need none.
   public let requiresAPIKey: Bool
   /// Where `prepare()` reports retries; requests from a session report
   /// through the session's handler.
@@ -52,35 +54,45 @@ public struct OpenAICompatibleModel: LanguageModel {
   ///   - name: The model id the server serves (`GET /models` lists them;
   ///     llama-server answers with its one model whatever the name).
   ///   - baseURL: The API root, with its version path (`.../v1`).
-  ///   - apiKey: The key; nil reads `OPENAI_API_KEY`, and without either no
-  ///     `Authorization` header is sent.
+  ///   - apiKey: The key; nil reads `OPENAI_API_KEY`, and without either
+  ///     (or `authorization`) no `Authorization` header is sent.
+  ///   - authorization: The credential; given, it wins over `apiKey` and
+  ///     the environment.
   ///   - requestOptions: Timeouts, retries and size limits.
   ///   - requiresAPIKey: Whether a missing key makes the model unavailable.
   ///   - logHandler: Where `prepare()` reports retries.
   public init(
-    name: String, baseURL: URL, apiKey: String?, requestOptions: RequestOptions = RequestOptions(),
-    requiresAPIKey: Bool = false, logHandler: LogHandler = .standardError
+    name: String, baseURL: URL, apiKey: String?, authorization: Credential? = nil,
+    requestOptions: RequestOptions = RequestOptions(), requiresAPIKey: Bool = false,
+    logHandler: LogHandler = .standardError
   ) {
     self.init(
-      name: name, baseURL: baseURL, apiKey: apiKey, requestOptions: requestOptions,
-      requiresAPIKey: requiresAPIKey, logHandler: logHandler,
+      name: name, baseURL: baseURL, apiKey: apiKey, authorization: authorization,
+      requestOptions: requestOptions, requiresAPIKey: requiresAPIKey, logHandler: logHandler,
       environment: ProcessInfo.processInfo.environment)
   }
 
   /// The designated initializer, with the environment passed in so tests can
   /// check the fallback without touching the process's own.
   init(
-    name: String, baseURL: URL, apiKey: String?, requestOptions: RequestOptions,
-    requiresAPIKey: Bool, logHandler: LogHandler, environment: [String: String]
+    name: String, baseURL: URL, apiKey: String?, authorization: Credential? = nil,
+    requestOptions: RequestOptions, requiresAPIKey: Bool, logHandler: LogHandler,
+    environment: [String: String]
   ) {
     self.name = name
     self.baseURL = baseURL
     self.requestOptions = requestOptions
     self.requiresAPIKey = requiresAPIKey
     self.logHandler = logHandler
+    let credential =
+      authorization ?? (APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"])).map { .apiKey($0.value) }
     self.shell = RemoteModelShell(
       name: name, baseURL: baseURL, requestOptions: requestOptions,
-      apiKey: APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"]))
+      authorizer: credential.flatMap {
+        RemoteAuthorizer(
+          $0, keyPlacement: .bearer, metadataHost: environment["GCE_METADATA_HOST"], options: requestOptions,
+          log: logHandler)
+      })
   }
 
   /// The model name; each response carries the server's own `model` instead
@@ -96,7 +108,7 @@ public struct OpenAICompatibleModel: LanguageModel {
   /// asks the server.
   public var availability: Availability {
     if endpoint.url("chat/completions") == nil { return .unavailable(.invalidBaseURL) }
-    if requiresAPIKey, apiKey == nil { return .unavailable(.missingAPIKey) }
+    if requiresAPIKey, shell.authorizer == nil { return .unavailable(.missingAPIKey) }
     return .available
   }
 

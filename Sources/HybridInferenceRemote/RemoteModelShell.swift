@@ -2,7 +2,7 @@ import Foundation
 import HybridInferenceCore
 
 /// What every remote model value holds and answers the same way, whatever
-/// protocol it speaks: its name, server, options, key and transport; the
+/// protocol it speaks: its name, server, options, credential and transport; the
 /// reachability reporter of its origin and the offline verdict that follows
 /// from it; and the pieces of its descriptions, with the key redacted.
 ///
@@ -17,21 +17,24 @@ package struct RemoteModelShell: Sendable {
   package let baseURL: URL
   /// Timeouts, retries and size limits.
   package let requestOptions: RequestOptions
-  /// The key, if any; never printed.
-  package let apiKey: APIKey?
+  /// Signs each request with the model's credential; nil without one.
+  package let authorizer: RemoteAuthorizer?
   /// The URL session every copy of the model shares.
   package let transport: HTTPTransport
 
   package init(
-    name: String, baseURL: URL, requestOptions: RequestOptions, apiKey: APIKey?,
+    name: String, baseURL: URL, requestOptions: RequestOptions, authorizer: RemoteAuthorizer?,
     transport: HTTPTransport = HTTPTransport()
   ) {
     self.name = name
     self.baseURL = baseURL
     self.requestOptions = requestOptions
-    self.apiKey = apiKey
+    self.authorizer = authorizer
     self.transport = transport
   }
+
+  /// The key, when the credential is one.
+  package var apiKey: APIKey? { authorizer?.apiKey }
 
   /// What requests report to the process's reachability memory about the
   /// base URL's origin; nil when `RequestOptions.remembersOffline` is off or
@@ -58,16 +61,22 @@ package struct RemoteModelShell: Sendable {
   ) -> RemoteCall {
     RemoteCall(
       modelName: name, options: requestOptions, transport: transport, reachability: reachability,
-      apiError: apiError)
+      authorizer: authorizer, apiError: apiError)
   }
 
   /// The base URL as descriptions show it: no user, password or query.
   package var displayedBaseURL: String { RemoteURL.display(baseURL) }
 
-  /// `Type(name, server, API key set)`; `absentKey` is the backend's word
-  /// for no key ("missing" where one is needed, "none" where it is optional).
+  /// `Type(name, server, API key set)` (or the credential's kind, "bearer
+  /// token provider"); `absentKey` is the backend's word for no credential
+  /// ("missing" where one is needed, "none" where it is optional).
   package func description(of type: String, server: String, absentKey: String) -> String {
-    "\(type)(\(name), \(server), API key \(apiKey == nil ? absentKey : "set"))"
+    "\(type)(\(name), \(server), \(credentialSummary(absentKey: absentKey)))"
+  }
+
+  private func credentialSummary(absentKey: String) -> String {
+    guard let authorizer else { return "API key \(absentKey)" }
+    return authorizer.usesTokens ? authorizer.kind : "API key set"
   }
 
   /// `Type(name: ..., baseURL: ..., <fields>, apiKey: <redacted>, timeout: ...)`.
@@ -78,7 +87,8 @@ package struct RemoteModelShell: Sendable {
     var parts = ["name: \(name)", "baseURL: \(displayedBaseURL)"]
     parts += fields.map { "\($0.key): \($0.value)" }
     parts += [
-      "apiKey: \(redactedKey(absent: absentKey))", "timeout: \(options.timeout)",
+      "apiKey: \(redactedKey(absent: absentKey))",
+      "authorization: \(authorizer?.kind ?? "none")", "timeout: \(options.timeout)",
       "connectTimeout: \(options.connectTimeout)", "maxAttempts: \(options.retryPolicy.maxAttempts)",
     ]
     return "\(type)(\(parts.joined(separator: ", ")))"
@@ -93,7 +103,10 @@ package struct RemoteModelShell: Sendable {
   ) -> [Mirror.Child] {
     var children: [Mirror.Child] = [("name", name), ("baseURL", displayedBaseURL)]
     children += fields.map { (label: Optional($0.key), value: $0.value) }
-    children += [("apiKey", redactedKey(absent: absentKey)), ("requestOptions", requestOptions)]
+    children += [
+      ("apiKey", redactedKey(absent: absentKey)), ("authorization", authorizer?.kind ?? "none"),
+      ("requestOptions", requestOptions),
+    ]
     children += trailing.map { (label: Optional($0.key), value: $0.value) }
     return children
   }

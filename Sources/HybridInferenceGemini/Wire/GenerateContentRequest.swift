@@ -16,7 +16,8 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   var generationConfig: GenerationConfig?
   /// The model's safety thresholds.
   var safetySettings: [SafetySetting]?
-  /// The session's tools, as function declarations.
+  /// The session's tools, as function declarations, then the model's
+  /// server-side tools, one entry each.
   var tools: [GeminiTool]?
   /// How the model may call them, when not Gemini's default (`AUTO`).
   var toolConfig: GeminiToolConfig?
@@ -41,7 +42,12 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
   /// travel as the `functionCall` and `functionResponse` parts they are, with
   /// their ids and thought signatures unchanged.
-  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
+  ///
+  /// Each of the model's `serverTools` becomes one more `tools` entry
+  /// (`{"googleSearch": {}}`), declared on every request, duplicates once.
+  init(
+    _ request: ModelRequest, safetySettings: [SafetySetting]?, serverTools: [ServerTool] = []
+  ) throws(HybridInferenceError) {
     var config = request.options.gemini
     if let schema = request.responseSchema {
       try GeminiSchemaCheck.check(schema)
@@ -60,6 +66,10 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
       }
       tools = [GeminiTool(functionDeclarations: declarations)]
       toolConfig = GeminiToolConfig(request.options.toolChoice)
+    }
+    var declared: Set<ServerTool> = []
+    for tool in serverTools where declared.insert(tool).inserted {
+      tools = (tools ?? []) + [GeminiTool(tool)]
     }
   }
 
