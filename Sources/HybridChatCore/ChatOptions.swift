@@ -38,6 +38,13 @@ public struct ChatOptions: Sendable, Hashable {
   public var json: Bool
   /// `--tool NAME` (repeatable): built-in tools the model may call.
   public var tools: [BuiltInTool] = []
+  /// `--vertex-project`: Gemini on Vertex AI in this Google Cloud project.
+  public var vertexProject: String?
+  /// `--vertex-location`: the Vertex AI region, or `global`.
+  public var vertexLocation: String?
+
+  /// Whether the Gemini model is on Vertex AI (either Vertex flag given).
+  public var usesVertexAI: Bool { vertexProject != nil || vertexLocation != nil }
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"
