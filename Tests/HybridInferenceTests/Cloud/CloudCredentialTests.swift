@@ -155,6 +155,27 @@ final class CloudCredentialTests: CloudTestCase {
     XCTAssertTrue(local.requests.isEmpty)
   }
 
+  func testCancellingARequestWhileTheProviderHangs_endsItPromptly() async throws {
+    let name = "echo~\(uniqueID())"
+    let hanging = model(
+      name,
+      authorization: .bearerToken {
+        try? await Task.sleep(for: .seconds(600))  // ignores cancellation, as a stuck provider would
+        return "ya29.valid-late"
+      })
+    let started = ContinuousClock.now
+    let request = Task { () async throws -> String in
+      try await hanging.respond(to: ModelRequest(transcript: Transcript(entries: [.prompt("hi")]))).text
+    }
+    try await Task.sleep(for: .milliseconds(100))
+    request.cancel()
+    let error = await captureError { try await request.value }
+    XCTAssertTrue(error is CancellationError, "\(String(describing: error))")
+    XCTAssertLessThan(ContinuousClock.now - started, .seconds(30), "a hang guard, not a speed test")
+    let arrived = try await server.requestCount(name)
+    XCTAssertEqual(arrived, 0)
+  }
+
   func testMetadataServerToken_isKeptUntilItExpires() async throws {
     let name = "echo~\(uniqueID())"
     let environment = ["GCE_METADATA_HOST": server.metadataHost]
