@@ -70,6 +70,12 @@ final class CLICloudEndToEndTests: XCTestCase {
     XCTAssertEqual(fromMetadata.status, 0, fromMetadata.stderr)
     let second = try await server.lastRequest("echo")
     XCTAssertEqual(second["bearer"] as? String, "ya29.valid-meta-1")
+
+    // No project anywhere: refused before anything is sent, saying how to give one.
+    let noProject = try Chat.run(
+      ["--mode", "only-cloud", "--cloud-model", "echo", "--vertex-location", "global", "Hi"], environment: metadata)
+    XCTAssertEqual(noProject.status, 1)
+    XCTAssertTrue(noProject.stderr.contains("--vertex-project"), noProject.stderr)
   }
 
   func testFlagsReachTheCloudRequest() async throws {
