@@ -77,17 +77,10 @@ struct GeminiEndpoint: Sendable {
   ) throws(HybridInferenceError) -> URLRequest {
     let url = try url(for: method)
     try Origin.requireSecure(url, display: RemoteURL.display(baseURL))
-    var request = URLRequest(url: url)
-    request.httpMethod = "POST"
-    request.httpBody = try RequestBodyEncoder.encode(body)
-    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    request.setValue(
-      method == .streamGenerateContent ? "text/event-stream" : "application/json",
-      forHTTPHeaderField: "Accept")
+    var request = try RemoteRequest.make(
+      url, body: body, streaming: method == .streamGenerateContent, timeout: timeout)
     if tokens, let project { request.setValue(project, forHTTPHeaderField: "x-goog-user-project") }
     request.setValue("hybrid-inference-swift/0.1", forHTTPHeaderField: "x-goog-api-client")
-    // URLSession's own (idle) timer is a backstop behind the transport's.
-    request.timeoutInterval = max(1, timeout / .seconds(1)) + 60
     return request
   }
 }

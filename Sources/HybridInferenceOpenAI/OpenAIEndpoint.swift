@@ -38,18 +38,8 @@ struct OpenAIEndpoint: Sendable {
       throw .invalidOptions("cannot form a URL from the base URL \(RemoteURL.display(baseURL))")
     }
     if credentialed { try Origin.requireSecure(url, display: RemoteURL.display(baseURL)) }
-    var request = URLRequest(url: url)
-    if let body {
-      request.httpMethod = "POST"
-      request.httpBody = try RequestBodyEncoder.encode(body)
-      request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    } else {
-      request.httpMethod = "GET"
-    }
-    request.setValue(streaming ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
+    var request = try RemoteRequest.make(url, body: body, streaming: streaming, timeout: timeout)
     request.setValue("hybrid-inference-swift/0.1", forHTTPHeaderField: "User-Agent")
-    // URLSession's own (idle) timer is a backstop behind the transport's.
-    request.timeoutInterval = max(1, timeout / .seconds(1)) + 60
     return request
   }
 }

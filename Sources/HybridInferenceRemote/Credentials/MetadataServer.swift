@@ -63,11 +63,8 @@ struct MetadataServer: Sendable {
 
   /// A fresh token; its `renewAt` a margin before its `expires_in`.
   func fetch(log: LogHandler) async throws -> BearerToken {
-    var request = URLRequest(url: tokenURL)
-    request.httpMethod = "GET"
+    var request = try RemoteRequest.make(tokenURL, body: String?.none, streaming: false, timeout: call.options.timeout)
     request.setValue("Google", forHTTPHeaderField: "Metadata-Flavor")
-    request.setValue("application/json", forHTTPHeaderField: "Accept")
-    request.timeoutInterval = max(1, call.options.timeout / .seconds(1)) + 60
     let started = ContinuousClock.now
     let loop = call.retryLoop(log: log, isIdempotent: true)
     let response = try await loop.run { _ in
