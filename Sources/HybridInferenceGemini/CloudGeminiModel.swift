@@ -175,8 +175,10 @@ public struct CloudGeminiModel: LanguageModel {
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try checkAvailable()
     try request.options.gemini?.validate()
+    let client = client
     return try await client.generateContent(
-      try GenerateContentRequest(request, safetySettings: safetySettings, serverTools: serverTools),
+      try GenerateContentRequest(
+        request, safetySettings: safetySettings, serverTools: serverTools, producer: client.endpoint.producer),
       log: request.logHandler)
   }
 
@@ -185,10 +187,12 @@ public struct CloudGeminiModel: LanguageModel {
     -> ResponseDeltaStream
   {
     let body: GenerateContentRequest
+    let client = client
     do {
       try checkAvailable()
       try request.options.gemini?.validate()
-      body = try GenerateContentRequest(request, safetySettings: safetySettings, serverTools: serverTools)
+      body = try GenerateContentRequest(
+        request, safetySettings: safetySettings, serverTools: serverTools, producer: client.endpoint.producer)
     } catch {
       return .failing(error)
     }
@@ -199,9 +203,12 @@ public struct CloudGeminiModel: LanguageModel {
   /// prompt, from `:countTokens`.
   public func countTokens(_ transcript: Transcript) async throws -> Int {
     try checkAvailable()
+    let client = client
     let endpoint = client.endpoint
     return try await client.countTokens(
-      CountTokensRequest(transcript: transcript, modelPath: endpoint.modelPath, vertex: endpoint.isVertex),
+      CountTokensRequest(
+        transcript: transcript, modelPath: endpoint.modelPath, vertex: endpoint.isVertex,
+        producer: endpoint.producer),
       log: logHandler)
   }
 

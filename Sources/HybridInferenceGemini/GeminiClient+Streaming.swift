@@ -55,6 +55,8 @@ private struct GeminiStreamAttempt: RemoteStreamAttempt {
     guard case .json(let json) = payload else { return }
     var delta = try RemoteCall.decode(GenerateContentResponse.self, from: json)
     if delta.modelVersion.isEmpty { delta.modelVersion = client.modelName }
+    delta.placement = .cloud
+    delta.producer = client.endpoint.producer
     try delivery.deliver(delta)
   }
 }

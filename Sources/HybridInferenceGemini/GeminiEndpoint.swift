@@ -49,6 +49,15 @@ struct GeminiEndpoint: Sendable {
     }
   }
 
+  /// `modelPath` without a leading `projects/{p}/` (Vertex AI): what
+  /// `producer` names.
+  var producerPath: String {
+    guard isVertex, modelPath.hasPrefix("projects/") else { return modelPath }
+    let rest = modelPath.dropFirst("projects/".count)
+    guard let slash = rest.firstIndex(of: "/") else { return modelPath }
+    return String(rest[rest.index(after: slash)...])
+  }
+
   /// `{base}/{version}/{modelPath}:{method}`, with `?alt=sse` for streams.
   /// No key is ever part of it. The error names neither the model path nor
   /// the project (a Vertex project id stays out of errors).
@@ -65,6 +74,17 @@ struct GeminiEndpoint: Sendable {
       throw .invalidOptions("cannot form a URL from the base URL \(RemoteURL.display(baseURL)) and the model name")
     }
     return url
+  }
+
+  /// This model behind this server, as `GenerateContentResponse.producer`
+  /// names it: `{base}/{version}/{model path}`, without credentials, query
+  /// or fragment, and on Vertex AI without the project (a response's
+  /// producer is kept in transcripts, which the project stays out of).
+  /// Thought signatures are valid only where it is the same.
+  var producer: String {
+    var base = RemoteURL.display(baseURL)
+    while base.hasSuffix("/") { base.removeLast() }
+    return "\(base)/\(apiVersion)/\(producerPath)"
   }
 
   /// A POST of `body` as JSON to `method`, to be signed by the model's

@@ -16,7 +16,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public static let modelVersion = "llama-cpp-system-language-model"
 
   /// The default model: `HYBRID_LOCAL_MODEL`, else SmolLM2-135M-Instruct in the
-  /// cache that `make setup` fills (see README).
+  /// cache that `make setup` fills (see the OnDeviceModel article).
   public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
 
   /// The GGUF file.
@@ -132,17 +132,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let allowsGenericToolFormat = allowsGenericToolFormat
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
     let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
-      let tools = try LocalToolPlan(
-        request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
-      var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
-      if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
-      let templateTools = tools?.templateTools ?? []
-      let rendered = model.template.render(
-        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
-      let prompt = try model.tokenize(rendered)
+      let rendered = try Self.prompt(
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation)
       let shareable = try model.shareablePrefix(
-        of: prompt, messages: messages, tools: templateTools, cancellation: cancellation)
-      return (tools, prompt, shareable)
+        of: rendered.tokens, messages: rendered.messages, tools: rendered.templateTools, cancellation: cancellation)
+      return (rendered.tools, rendered.tokens, shareable)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     let context = handle.context(for: model, settings: settings(for: model))

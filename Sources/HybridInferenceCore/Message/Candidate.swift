@@ -52,11 +52,16 @@ extension Candidate {
 }
 
 /// Why a candidate stopped (REST `FinishReason`); unknown values are kept.
-public struct FinishReason: ProtoEnum {
+///
+/// A struct over the wire string, not an enum: the REST API adds values over
+/// time, and a closed enum would turn a new one into a decoding failure.
+public struct FinishReason: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
   /// The wire name.
   public let rawValue: String
   /// A reason by its wire name, for values newer than this library.
   public init(rawValue: String) { self.rawValue = rawValue }
+  /// The wire name.
+  public var description: String { rawValue }
 
   /// The model finished its answer.
   public static let stop = FinishReason(rawValue: "STOP")

@@ -147,12 +147,17 @@ public struct URLContextMetadata: Sendable, Hashable, Codable {
   }
 }
 
-/// Whether the URL-context tool could read a URL (REST `UrlRetrievalStatus`); unknown values are kept.
-public struct URLRetrievalStatus: ProtoEnum {
+/// Whether the URL-context tool could read a URL (REST `UrlRetrievalStatus`).
+///
+/// A struct over the wire string, not an enum: the REST API adds values over
+/// time, and a closed enum would turn a new one into a decoding failure.
+public struct URLRetrievalStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
   /// The wire name.
   public let rawValue: String
-  /// A status by its wire name.
+  /// A status by its wire name, for values newer than this library.
   public init(rawValue: String) { self.rawValue = rawValue }
+  /// The wire name.
+  public var description: String { rawValue }
 
   /// The page was read.
   public static let success = URLRetrievalStatus(rawValue: "URL_RETRIEVAL_STATUS_SUCCESS")

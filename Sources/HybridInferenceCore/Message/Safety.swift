@@ -18,11 +18,16 @@ public struct PromptFeedback: Sendable, Hashable, Codable {
   }
 
   /// The REST `BlockReason` enum; unknown values are kept.
-  public struct BlockReason: ProtoEnum {
+  ///
+  /// A struct over the wire string, not an enum: the REST API adds values over
+  /// time, and a closed enum would turn a new one into a decoding failure.
+  public struct BlockReason: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The wire name.
     public let rawValue: String
     /// A reason by its wire name, for values newer than this library.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The wire name.
+    public var description: String { rawValue }
 
     /// No reason given.
     public static let unspecified = BlockReason(rawValue: "BLOCK_REASON_UNSPECIFIED")

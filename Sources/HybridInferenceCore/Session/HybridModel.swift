@@ -46,9 +46,10 @@ public struct HybridModel: LanguageModel {
     request.routeDepth += 1
     if request.route.isPinned {
       return request.route.pinnedSide(at: depth) == .secondary
-        ? try await secondary.respond(to: request) : try await primary.respond(to: request)
+        ? try await ModelCall.respond(secondary, to: request) : try await ModelCall.respond(primary, to: request)
     }
     let primaryError: any Error
+    var mayTrimPrimary = false
     switch primary.availability {
     case .available:
       if let remembered = rememberedPrimaryFailure(request) {
@@ -56,7 +57,9 @@ public struct HybridModel: LanguageModel {
         break
       }
       do {
-        let response = try await primary.respond(to: request)
+        let asked = primaryRequest(request)
+        mayTrimPrimary = asked.contextOverflow != request.contextOverflow
+        let response = try await ModelCall.respond(primary, to: asked)
         request.route.record(.primary, at: depth)
         return response
       } catch {
@@ -69,11 +72,20 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let reason):
       primaryError = primaryUnavailable(reason, request)
     }
-    let response = try await askSecondary(after: primaryError) { [request] in
-      try await secondary.respond(to: request)
+    do {
+      let response = try await askSecondary(after: primaryError) { [request] in
+        try await ModelCall.respond(secondary, to: request)
+      }
+      request.route.record(.secondary, at: depth)
+      return response
+    } catch {
+      guard mayTrimPrimary, let secondaryError = Self.leavesTrimming(primaryError, error) else { throw error }
+      let response = try await askPrimaryTrimming(after: secondaryError, request) { [request] in
+        try await ModelCall.respond(primary, to: request)
+      }
+      request.route.record(.primary, at: depth)
+      return response
     }
-    request.route.record(.secondary, at: depth)
-    return response
   }
 
   /// Streams from the primary, falling back to the secondary only before any text was delivered.
@@ -95,10 +107,11 @@ public struct HybridModel: LanguageModel {
     request.routeDepth += 1
     if request.route.isPinned {
       let side = request.route.pinnedSide(at: depth) == .secondary ? secondary : primary
-      for try await delta in side.streamResponse(to: request) { continuation.yield(delta) }
+      for try await delta in ModelCall.stream(side, to: request) { continuation.yield(delta.placed(side.placement)) }
       return
     }
     let primaryError: any Error
+    var mayTrimPrimary = false
     switch primary.availability {
     case .available:
       if let remembered = rememberedPrimaryFailure(request) {
@@ -108,7 +121,10 @@ public struct HybridModel: LanguageModel {
       var heldBack: [GenerateContentResponse] = []
       var deliveredText = false
       do {
-        for try await delta in primary.streamResponse(to: request) {
+        let asked = primaryRequest(request)
+        mayTrimPrimary = asked.contextOverflow != request.contextOverflow
+        for try await delta in ModelCall.stream(primary, to: asked) {
+          let delta = delta.placed(primary.placement)
           if deliveredText {
             continuation.yield(delta)
           } else if delta.text.isEmpty && delta.thoughtText.isEmpty {
@@ -133,12 +149,70 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let reason):
       primaryError = primaryUnavailable(reason, request)
     }
-    try await askSecondary(after: primaryError) { [request] in
-      for try await delta in secondary.streamResponse(to: request) {
-        continuation.yield(delta)
+    var secondaryDelivered = false
+    do {
+      try await askSecondary(after: primaryError) { [request] in
+        for try await delta in ModelCall.stream(secondary, to: request) {
+          secondaryDelivered = true
+          continuation.yield(delta.placed(secondary.placement))
+        }
       }
+      request.route.record(.secondary, at: depth)
+    } catch {
+      guard mayTrimPrimary, !secondaryDelivered, let secondaryError = Self.leavesTrimming(primaryError, error) else {
+        throw error
+      }
+      try await askPrimaryTrimming(after: secondaryError, request) { [request] in
+        for try await delta in ModelCall.stream(primary, to: request) {
+          continuation.yield(delta.placed(primary.placement))
+        }
+      }
+      request.route.record(.primary, at: depth)
     }
-    request.route.record(.secondary, at: depth)
+  }
+
+  /// The secondary's own failure, when the primary was refused only for its
+  /// window (asked without the permission to trim, `primaryRequest`) and the
+  /// secondary then failed too: the primary is the model that answers last
+  /// after all, and is asked again, allowed to trim. Nil otherwise.
+  private static func leavesTrimming(_ primaryError: any Error, _ failure: any Error) -> (any Error)? {
+    guard case .contextWindowExceeded? = primaryError as? HybridInferenceError,
+      case .bothModelsFailed(_, let secondaryError)? = failure as? HybridInferenceError
+    else { return nil }
+    return secondaryError
+  }
+
+  /// Asks the primary again with the request's own permission to trim (see
+  /// `leavesTrimming`); when that fails too, the error says what each model
+  /// failed with. Cancellation passes through unchanged.
+  private func askPrimaryTrimming<Result>(
+    after secondaryError: any Error, _ request: ModelRequest, _ body: () async throws -> Result
+  ) async throws -> Result {
+    request.logHandler.log(
+      LogRecord(
+        level: .warning, category: .routing,
+        message: "\(secondary.modelVersion) failed too (\(HybridInferenceError.describe(secondaryError))): "
+          + "asking \(primary.modelVersion) again, allowed to drop the oldest exchanges"))
+    do {
+      return try await body()
+    } catch {
+      if FallbackRule.isCancellation(error) { throw error }
+      throw HybridInferenceError.bothModelsFailed(primary: error, secondary: secondaryError)
+    }
+  }
+
+  /// The request as the primary gets it: without the permission to trim
+  /// (`ContextOverflow`) while the secondary can still answer, so that a
+  /// primary the transcript does not fit falls back first and only the model
+  /// that answers last trims. With the secondary unavailable or known to
+  /// fail, the primary is that model and keeps the permission.
+  private func primaryRequest(_ request: ModelRequest) -> ModelRequest {
+    guard request.contextOverflow != .fail, secondary.isAvailable, secondary.rememberedFailure == nil else {
+      return request
+    }
+    var stripped = request
+    stripped.contextOverflow = .fail
+    return stripped
   }
 
   /// The primary's remembered failure (a cloud known to be offline), logged

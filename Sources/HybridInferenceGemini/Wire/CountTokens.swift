@@ -22,9 +22,10 @@ struct CountTokensRequest: Sendable, Hashable, Encodable {
     var safetySettings: [SafetySetting]?
   }
 
-  init(transcript: Transcript, modelPath: String, vertex: Bool = false) {
+  /// `producer` as for `GenerateContentRequest`: signatures of other models are left out.
+  init(transcript: Transcript, modelPath: String, vertex: Bool = false, producer: String? = nil) {
     let request = GenerateContentRequest(
-      transcript: transcript, generationConfig: nil, safetySettings: nil)
+      transcript: transcript, generationConfig: nil, safetySettings: nil, producer: producer)
     if vertex {
       contents = request.contents
       systemInstruction = request.systemInstruction

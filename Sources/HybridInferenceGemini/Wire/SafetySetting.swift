@@ -19,11 +19,16 @@ public struct SafetySetting: Sendable, Hashable, Codable {
   }
 
   /// The REST `HarmCategory` enum; unknown values are kept.
-  public struct HarmCategory: ProtoEnum {
+  ///
+  /// A struct over the wire string, not an enum: the REST API adds values over
+  /// time, and a closed enum would turn a new one into a decoding failure.
+  public struct HarmCategory: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The wire name.
     public let rawValue: String
     /// A category by its wire name, for values newer than this library.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The wire name.
+    public var description: String { rawValue }
 
     /// Negative or harmful comments targeting identity or protected attributes.
     public static let hateSpeech = HarmCategory(rawValue: "HARM_CATEGORY_HATE_SPEECH")
@@ -38,11 +43,16 @@ public struct SafetySetting: Sendable, Hashable, Codable {
   }
 
   /// The REST `HarmBlockThreshold` enum; unknown values are kept.
-  public struct HarmBlockThreshold: ProtoEnum {
+  ///
+  /// A struct over the wire string, not an enum: the REST API adds values over
+  /// time, and a closed enum would turn a new one into a decoding failure.
+  public struct HarmBlockThreshold: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The wire name.
     public let rawValue: String
     /// A threshold by its wire name, for values newer than this library.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The wire name.
+    public var description: String { rawValue }
 
     /// Blocks content with a low or higher probability of harm.
     public static let blockLowAndAbove = HarmBlockThreshold(rawValue: "BLOCK_LOW_AND_ABOVE")

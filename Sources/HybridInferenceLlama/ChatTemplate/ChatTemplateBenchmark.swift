@@ -7,19 +7,19 @@ import HybridInferenceJinja
 /// template. Not API: exposed to the benchmark target only.
 package enum ChatTemplateBenchmark {
   /// The figures of one run: parse time and the median render time, in milliseconds.
-  public struct Figures: Sendable {
-    public var parseMilliseconds: Double
-    public var renderMilliseconds: Double
+  package struct Figures: Sendable {
+    package var parseMilliseconds: Double
+    package var renderMilliseconds: Double
     /// One render of the template alone, without the placeholder render and split.
-    public var engineMilliseconds: Double
-    public var promptCharacters: Int
+    package var engineMilliseconds: Double
+    package var promptCharacters: Int
     /// Whether the model's own template rendered it (not llama.cpp's fallback).
-    public var usedModelTemplate: Bool
+    package var usedModelTemplate: Bool
   }
 
   /// Renders a `turns`-message conversation (user and assistant alternating)
   /// on the template of the GGUF at `modelPath`, `iterations` times.
-  public static func run(modelPath: String, turns: Int, iterations: Int) async throws -> Figures {
+  package static func run(modelPath: String, turns: Int, iterations: Int) async throws -> Figures {
     let model = try await LocalSystemModel(modelPath: modelPath).loadedModel(progress: nil)
     let clock = ContinuousClock()
     let parseStart = clock.now

@@ -57,7 +57,7 @@ final class ComputeLanes: Sendable {
 /// one too many and slow both down (see `ComputeLanes`).
 package enum ComputeLane {
   /// Runs `body` on a leased compute lane and returns its result.
-  public static func run<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+  package static func run<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
     let lane = ComputeLanes.shared.lease()
     defer { ComputeLanes.shared.giveBack(lane) }
     return await withCheckedContinuation { continuation in

@@ -90,6 +90,10 @@ final class CloudVertexTests: CloudTestCase {
     let session = GenerativeModelSession(model: model, instructions: "Be brief.", logHandler: .silent)
     let answer = try await session.respond(to: "hello")
     XCTAssertEqual(answer.content, "echo: hello")
+    // The producer (kept in transcripts) names the location and model, not the project.
+    XCTAssertEqual(
+      answer.rawResponse.producer,
+      "\(server.baseURL.absoluteString)/v1/locations/us-central1/publishers/google/models/\(name)")
     let streamed = await collectSnapshots(session.streamResponse(to: "again"))
     XCTAssertNil(streamed.error)
     XCTAssertEqual(streamed.snapshots.last?.content, "echo: again")
