@@ -74,6 +74,8 @@ struct ModelCatalog: Sendable {
     switch cloud.availability {
     case .available: nil
     case .unavailable(.missingAPIKey): ErrorReport.missingKey(model: cloud.modelVersion)
+    case .unavailable(.missingProject):
+      "the cloud model \(cloud.modelVersion) on Vertex AI needs a project: pass --vertex-project or set GOOGLE_CLOUD_PROJECT"
     case .unavailable(let reason): "the cloud model \(cloud.modelVersion) is unavailable: \(reason)"
     }
   }

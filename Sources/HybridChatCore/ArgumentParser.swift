@@ -67,6 +67,9 @@ public enum ArgumentParser {
     if options.serverModel != nil, options.server == nil {
       throw .usage("option '--server-model' needs '--server URL'")
     }
+    if options.usesVertexAI, options.server != nil {
+      throw .usage("options '--vertex-project' and '--vertex-location' are for Gemini; they cannot go with '--server'")
+    }
     if !promptWords.isEmpty { options.prompt = promptWords.joined(separator: " ") }
     return .chat(options)
   }
@@ -92,6 +95,7 @@ private enum Flag: CaseIterable {
     maxTokens
   case thinking, noStream, json
   case image
+  case vertexProject, vertexLocation
 
   init?(spelling: String) {
     if spelling == "-h" {
@@ -122,6 +126,8 @@ private enum Flag: CaseIterable {
     case .noStream: "--no-stream"
     case .json: "--json"
     case .image: "--image"
+    case .vertexProject: "--vertex-project"
+    case .vertexLocation: "--vertex-location"
     }
   }
 
@@ -188,6 +194,16 @@ private enum Flag: CaseIterable {
     case .image:
       _ = try ImageFile.mimeType(for: try nonEmpty(value))
       options.imagePaths.append(value)
+    case .vertexProject:
+      options.vertexProject = try nonEmpty(value)
+    case .vertexLocation:
+      // It becomes part of a host name: a region or `global`, nothing else.
+      guard !value.isEmpty, value.utf8.count <= 63,
+        value.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
+      else {
+        throw .usage("option '--vertex-location' needs a region such as us-central1, or global; got '\(value)'")
+      }
+      options.vertexLocation = value
     }
   }
 

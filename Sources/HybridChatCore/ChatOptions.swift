@@ -44,6 +44,13 @@ public struct ChatOptions: Sendable, Hashable {
   public var tools: [BuiltInTool] = []
   /// `--image PATH` (repeatable): images sent, in order, with the first prompt.
   public var imagePaths: [String] = []
+  /// `--vertex-project`: Gemini on Vertex AI in this Google Cloud project.
+  public var vertexProject: String?
+  /// `--vertex-location`: the Vertex AI region, or `global`.
+  public var vertexLocation: String?
+
+  /// Whether the Gemini model is on Vertex AI (either Vertex flag given).
+  public var usesVertexAI: Bool { vertexProject != nil || vertexLocation != nil }
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"

@@ -21,6 +21,11 @@ public enum HelpText {
       --model PATH         the on-device GGUF model (default: HYBRID_LOCAL_MODEL, else
                            SmolLM2-135M-Instruct from `make setup`)
       --cloud-model NAME   the Gemini model (default: \(ChatOptions.defaultCloudModel))
+      --vertex-project P   Gemini on Vertex AI in Google Cloud project P (default:
+                           GOOGLE_CLOUD_PROJECT when --vertex-location is given), with
+                           the token in GOOGLE_OAUTH_ACCESS_TOKEN, else the metadata server's
+      --vertex-location L  the Vertex AI region, or global (default: GOOGLE_CLOUD_LOCATION,
+                           else global)
       --server URL         an OpenAI-compatible server (llama-server, vLLM, Ollama)
                            in place of Gemini, e.g. http://127.0.0.1:8080/v1
       --server-model NAME  the model name sent to it (default: \(ChatOptions.defaultServerModel))

@@ -25,17 +25,42 @@ package struct RemoteCall: Sendable {
   /// The typed error of a non-2xx response, from its head and (bounded) body;
   /// the backend's own error envelope, with its key redacted.
   let apiError: @Sendable (ResponseHead, Data) -> HybridInferenceError
+  /// Signs each attempt's request (`RemoteAuthorizer`); nil: sent as built.
+  package let authorizer: RemoteAuthorizer?
 
   package init(
     modelName: String, options: RequestOptions, transport: HTTPTransport,
-    reachability: ReachabilityMemory.Reporter?,
+    reachability: ReachabilityMemory.Reporter?, authorizer: RemoteAuthorizer? = nil,
     apiError: @escaping @Sendable (ResponseHead, Data) -> HybridInferenceError
   ) {
     self.modelName = modelName
     self.options = options
     self.transport = transport
     self.reachability = reachability
+    self.authorizer = authorizer
     self.apiError = apiError
+  }
+
+  /// Sends `request` through `exchange` signed by the authorizer; when the
+  /// server answers 401 to a token, once more with a token other than the
+  /// refused one (the provider asked again, or the one a concurrent request
+  /// already got). A 401 comes before any content, so nothing was delivered
+  /// and the request had not run. A second 401 is thrown as it is.
+  private func signed<Value>(
+    _ request: URLRequest, _ exchange: (URLRequest) async throws -> Value
+  ) async throws -> Value {
+    guard let authorizer else { return try await exchange(request) }
+    var first = request
+    let grant = try await authorizer.sign(&first)
+    do {
+      return try await exchange(first)
+    } catch HybridInferenceError.cloudAPI(let error) where error.httpStatus == 401 {
+      var again = request
+      guard try await authorizer.resign(&again, refused: grant) != nil else {
+        throw HybridInferenceError.cloudAPI(error)
+      }
+      return try await exchange(again)
+    }
   }
 
   /// The attempts of one call, which share one deadline.
@@ -54,6 +79,10 @@ package struct RemoteCall: Sendable {
   /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
   /// stops the exchange (whatever the status) with `.responseTooLarge`.
   package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
+    try await signed(request) { try await unsigned($0, deadline: deadline) }
+  }
+
+  private func unsigned(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
     var body = Data()
     let head = try await run(request, deadline: deadline) { _, data in
       guard data.count <= options.maximumResponseBytes - body.count else {
@@ -76,6 +105,12 @@ package struct RemoteCall: Sendable {
   package func stream(
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
+  ) async throws {
+    try await signed(request) { try await unsigned($0, deadline: deadline, handle: handle) }
+  }
+
+  private func unsigned(
+    _ request: URLRequest, deadline: ContinuousClock.Instant, handle: (SSEEvent) throws -> Void
   ) async throws {
     var parser = SSEParser(maximumEventBytes: options.maximumEventBytes)
     var errorBody = Data()

@@ -7,6 +7,7 @@ import os
 import time
 from urllib.parse import urlsplit
 
+from gemini_grounding import grounded_events
 from gemini_tools import tool_events
 from gemini_wire import BadRequest, echo_events, echo_unary, error_body, json_events, split_events
 
@@ -33,6 +34,12 @@ class Behaviours:
             return self.answer(model, body, stream, delay, gap, count, stamp="stamp" in options)
         if name == "json":
             return self.answer_json(body, stream, count)
+        if name == "grounded":
+            try:
+                events = grounded_events(body)
+            except BadRequest as error:
+                return self.send_error_json(error.code, error.status, error.message, count=count)
+            return self.send_events(events, stream, count)
         if name == "tools":
             try:
                 events = tool_events(body, options)

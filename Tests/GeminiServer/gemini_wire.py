@@ -11,10 +11,20 @@ import json
 import re
 
 PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+# Vertex AI: /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:{method}
+VERTEX_PATH = re.compile(r"^/(v1|v1beta1)/projects/([^/]+)/locations/([a-z0-9-]+)/publishers/google/models/([^/:]+)"
+                         r":(generateContent|streamGenerateContent|countTokens)$")
 
 GENERATE_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
                    "toolConfig", "cachedContent", "model", "labels"}
 COUNT_FIELDS = {"contents", "generateContentRequest"}
+# Vertex AI's CountTokensRequest (google-genai's _CountTokensParameters_to_vertex).
+VERTEX_COUNT_FIELDS = {"contents", "systemInstruction", "tools", "generationConfig", "model", "instances"}
+# REST Tool: function declarations, or one of Google's server-side tools.
+TOOL_FIELDS = {"functionDeclarations", "googleSearch", "googleSearchRetrieval", "codeExecution", "urlContext",
+               "retrieval", "googleMaps", "enterpriseWebSearch", "computerUse", "fileSearch"}
+SERVER_TOOL_FIELDS = {"googleSearch": {"timeRangeFilter", "excludeDomains"}, "codeExecution": set(),
+                      "urlContext": set()}
 CONTENT_FIELDS = {"role", "parts"}
 PART_FIELDS = {"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
                "codeExecutionResult", "thought", "thoughtSignature", "videoMetadata"}
@@ -129,6 +139,27 @@ def check_generate(body, where="request"):
                 raise BadRequest(f"Invalid value at 'generation_config.thinking_config.thinking_level', \"{level}\"")
     for index, setting in enumerate(body.get("safetySettings") or []):
         check_fields(setting, {"category", "threshold"}, f"{where}.safety_settings[{index}]")
+    check_tools(body.get("tools"), f"{where}.tools")
+
+
+def check_tools(tools, where):
+    """Every tools entry is a REST Tool; Google's server-side tools take their options object."""
+    if tools is None:
+        return
+    if not isinstance(tools, list):
+        raise BadRequest(f"Invalid value at '{where}': expected a list")
+    for index, tool in enumerate(tools):
+        check_fields(tool, TOOL_FIELDS, f"{where}[{index}]")
+        if not tool:
+            raise BadRequest(f"* {where}[{index}]: a tool must declare something")
+        for name, allowed in SERVER_TOOL_FIELDS.items():
+            if name in tool:
+                check_fields(tool[name], allowed, f"{where}[{index}].{name}")
+
+
+def server_tools(body):
+    """The names of the server-side tools a request declares, in order."""
+    return [name for tool in body.get("tools") or [] for name in SERVER_TOOL_FIELDS if name in tool]
 
 
 def last_user_text(body):

@@ -68,6 +68,21 @@ final class CLIArgumentParserTests: XCTestCase {
     XCTAssertNotNil(usageError(["--server"]), "needs a value")
   }
 
+  func testVertexProjectAndLocation() throws {
+    let parsed = try options(["--vertex-project", "my-project", "--vertex-location=europe-west4", "hi"])
+    XCTAssertEqual(parsed.vertexProject, "my-project")
+    XCTAssertEqual(parsed.vertexLocation, "europe-west4")
+    XCTAssertTrue(parsed.usesVertexAI)
+    XCTAssertTrue(try options(["--vertex-location", "global"]).usesVertexAI, "the project from GOOGLE_CLOUD_PROJECT")
+    XCTAssertFalse(try options([]).usesVertexAI)
+    XCTAssertTrue(usageError(["--vertex-location", "us central1"])?.message.contains("region") == true)
+    XCTAssertTrue(usageError(["--vertex-location", "evil.example/x"])?.message.contains("region") == true)
+    XCTAssertNotNil(usageError(["--vertex-project"]), "needs a value")
+    XCTAssertTrue(
+      usageError(["--vertex-project", "p", "--server", "http://127.0.0.1:8080/v1"])?.message.contains("--server")
+        == true)
+  }
+
   func testEveryMode() throws {
     for mode in InferenceMode.allCases {
       XCTAssertEqual(try options(["--mode", mode.rawValue]).mode, mode)

@@ -42,6 +42,12 @@ public enum HybridInferenceError: Error, Sendable {
   case insecureBaseURL(String)
   /// The cloud answered with an error status.
   case cloudAPI(CloudAPIError)
+  /// The model's credential could not give a token (`Credential.bearerToken`
+  /// or `.metadataServer`): `credential` names it ("bearer token provider",
+  /// "metadata server"), `error` is what its provider threw or what went
+  /// wrong fetching it (off Google Cloud, the metadata server is not there).
+  /// Nothing was sent to the model's server; not offline, not retried.
+  case authorizationFailed(credential: String, error: any Error)
   /// The prompt was blocked; the raw response carries the feedback.
   case promptBlocked(reason: PromptFeedback.BlockReason?, response: GenerateContentResponse)
   /// The answer was withheld or cut for a policy reason (SAFETY, RECITATION, ...).
@@ -136,6 +142,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "refusing to send the API key over plain http:// to \(url), which is not this machine; use https://"
     case .cloudAPI(let error):
       error.description
+    case .authorizationFailed(let credential, let error):
+      "the \(credential) gave no token: \(Self.describe(error))"
     case .promptBlocked(let reason, let response):
       "the prompt was blocked (\(reason?.rawValue ?? "no reason given")"
         + (response.promptFeedback?.blockReasonMessage.map { ": \($0)" } ?? "") + ")"

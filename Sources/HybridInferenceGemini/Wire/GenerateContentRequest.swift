@@ -16,7 +16,8 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   var generationConfig: GenerationConfig?
   /// The model's safety thresholds.
   var safetySettings: [SafetySetting]?
-  /// The session's tools, as function declarations.
+  /// The session's tools, as function declarations, then the model's
+  /// server-side tools, one entry each.
   var tools: [GeminiTool]?
   /// How the model may call them, when not Gemini's default (`AUTO`).
   var toolConfig: GeminiToolConfig?
@@ -53,9 +54,12 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// signatures of the current turn only, and the current turn's rounds
   /// always come from the model asked now (a tool pins the request to it),
   /// so what goes is never needed.
+  ///
+  /// Each of the model's `serverTools` becomes one more `tools` entry
+  /// (`{"googleSearch": {}}`), declared on every request, duplicates once.
   init(
-    _ request: ModelRequest, safetySettings: [SafetySetting]?, producer: String? = nil,
-    inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
+    _ request: ModelRequest, safetySettings: [SafetySetting]?, serverTools: [ServerTool] = [],
+    producer: String? = nil, inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
   ) throws(HybridInferenceError) {
     try InlineMediaSize.check(request.transcript, limit: inlineMediaLimit)
     var config = request.options.gemini
@@ -77,6 +81,10 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
       }
       tools = [GeminiTool(functionDeclarations: declarations)]
       toolConfig = GeminiToolConfig(request.options.toolChoice)
+    }
+    var declared: Set<ServerTool> = []
+    for tool in serverTools where declared.insert(tool).inserted {
+      tools = (tools ?? []) + [GeminiTool(tool)]
     }
   }
 
