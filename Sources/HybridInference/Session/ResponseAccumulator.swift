@@ -35,6 +35,8 @@ struct ResponseAccumulator: Sendable {
     if let usage = delta.usageMetadata { merged.usageMetadata = usage }
     if let feedback = delta.promptFeedback { merged.promptFeedback = feedback }
     if let name = delta.localModelName { merged.localModelName = name }
+    if let reason = delta.fallbackReason { merged.fallbackReason = reason }
+    if let begun = delta.continuedFrom { merged.continuedFrom = begun }
     var added = ""
     for (position, candidate) in delta.candidates.enumerated() {
       let index = candidate.index ?? position
