@@ -21,6 +21,8 @@ struct CloudCall: Sendable {
   /// Where requests report whether they reached the server; nil when
   /// `options.remembersOffline` is off.
   let reachability: ReachabilityMemory.Reporter?
+  /// Where a 429 with a retry delay is remembered, and a 2xx clears it.
+  let rateLimits: RateLimitMemory.Reporter?
   /// The typed error of a non-2xx response, from its head and (bounded) body;
   /// the backend's own error envelope, with its key redacted.
   let apiError: @Sendable (ResponseHead, Data) -> HybridInferenceError
@@ -48,7 +50,8 @@ struct CloudCall: Sendable {
       }
       body.append(data)
     }
-    guard (200..<300).contains(head.statusCode) else { throw apiError(head, body) }
+    guard (200..<300).contains(head.statusCode) else { throw failure(head, body) }
+    rateLimits?.answered()
     guard !body.isEmpty else {
       throw HybridInferenceError.malformedResponse("HTTP \(head.statusCode) with an empty body")
     }
@@ -77,8 +80,16 @@ struct CloudCall: Sendable {
         errorBody.append(data)
       }
     }
-    guard (200..<300).contains(head.statusCode) else { throw apiError(head, errorBody) }
+    guard (200..<300).contains(head.statusCode) else { throw failure(head, errorBody) }
+    rateLimits?.answered()
     for event in try Self.feed(&parser, nil) { try handle(event) }
+  }
+
+  /// The typed error of a non-2xx response, reported to the rate-limit memory.
+  private func failure(_ head: ResponseHead, _ body: Data) -> HybridInferenceError {
+    let error = apiError(head, body)
+    rateLimits?.failed(error)
+    return error
   }
 
   /// A streamed call: fresh attempts under the retry loop, sharing its

@@ -113,13 +113,25 @@ public struct CloudGeminiModel: LanguageModel {
   }
 
   /// `.offline` while this server's origin is remembered as offline (see
-  /// `RequestOptions.remembersOffline`), so that a hybrid with another
-  /// model at hand goes straight to it; nil otherwise. Never waits.
+  /// `RequestOptions.remembersOffline`), else the 429 while this server,
+  /// model and key are remembered as rate limited (a 429 that carried
+  /// `RetryInfo`, for its `retryDelay`), so that a hybrid with another model
+  /// at hand goes straight to it (the rate limit only under a policy that
+  /// falls back on `.rateLimited`); nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    guard apiKey != nil, let reporter = client.reachability,
-      let error = reporter.memory.verdict(for: reporter.origin)
-    else { return nil }
-    return HybridInferenceError.offline(error)
+    guard apiKey != nil else { return nil }
+    let client = client
+    if let reporter = client.reachability, let error = reporter.memory.verdict(for: reporter.origin) {
+      return HybridInferenceError.offline(error)
+    }
+    return client.call.rateLimits?.verdict
+  }
+
+  /// Forgets a remembered rate limit of this server, model and key, so that
+  /// the next request asks the server again even inside a hybrid that
+  /// would otherwise go straight to its other model.
+  public func clearRememberedRateLimit() {
+    client.call.rateLimits?.answered()
   }
 
   /// Answers with `:generateContent`.
@@ -163,9 +175,14 @@ public struct CloudGeminiModel: LanguageModel {
           memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
         : nil
     }
+    let rateLimits = Origin(baseURL).map { origin in
+      RateLimitMemory.Reporter(
+        memory: .shared, key: RateLimitMemory.Key(origin: origin, model: name, credential: apiKey))
+    }
     return GeminiClient(
       modelName: name,
       endpoint: GeminiEndpoint(baseURL: baseURL, apiVersion: apiVersion, modelName: name),
-      apiKey: apiKey, options: requestOptions, transport: transport, reachability: reachability)
+      apiKey: apiKey, options: requestOptions, transport: transport, reachability: reachability,
+      rateLimits: rateLimits)
   }
 }

@@ -15,13 +15,15 @@ struct GeminiClient: Sendable {
 
   init(
     modelName: String, endpoint: GeminiEndpoint, apiKey: APIKey?, options: RequestOptions,
-    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
+    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?,
+    rateLimits: RateLimitMemory.Reporter?
   ) {
     self.modelName = modelName
     self.endpoint = endpoint
     self.apiKey = apiKey
     self.call = CloudCall(
-      modelName: modelName, options: options, transport: transport, reachability: reachability
+      modelName: modelName, options: options, transport: transport, reachability: reachability,
+      rateLimits: rateLimits
     ) { head, body in
       CloudErrorMapping.apiError(
         status: head.statusCode, contentType: head.contentType, body: body, apiKey: apiKey)

@@ -16,13 +16,15 @@ struct OpenAIClient: Sendable {
 
   init(
     modelName: String, endpoint: OpenAIEndpoint, apiKey: APIKey?, options: RequestOptions,
-    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
+    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?,
+    rateLimits: RateLimitMemory.Reporter?
   ) {
     self.modelName = modelName
     self.endpoint = endpoint
     self.apiKey = apiKey
     self.call = CloudCall(
-      modelName: modelName, options: options, transport: transport, reachability: reachability
+      modelName: modelName, options: options, transport: transport, reachability: reachability,
+      rateLimits: rateLimits
     ) { head, body in
       OpenAIErrorMapping.apiError(head: head, body: body, apiKey: apiKey)
     }

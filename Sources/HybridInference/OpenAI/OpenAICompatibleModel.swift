@@ -96,14 +96,24 @@ public struct OpenAICompatibleModel: LanguageModel {
     return .available
   }
 
-  /// `.offline` while this server's origin is remembered as offline, so that
-  /// a hybrid with another model at hand goes straight to it; nil otherwise.
-  /// Never waits.
+  /// `.offline` while this server's origin is remembered as offline, else
+  /// the 429 while this server, model and key are remembered as rate limited
+  /// (a 429 with a `Retry-After`, for that long), so that a hybrid with
+  /// another model at hand goes straight to it (the rate limit only under a
+  /// policy that falls back on `.rateLimited`); nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    guard let reporter = client.call.reachability,
-      let error = reporter.memory.verdict(for: reporter.origin)
-    else { return nil }
-    return HybridInferenceError.offline(error)
+    let client = client
+    if let reporter = client.call.reachability, let error = reporter.memory.verdict(for: reporter.origin) {
+      return HybridInferenceError.offline(error)
+    }
+    return client.call.rateLimits?.verdict
+  }
+
+  /// Forgets a remembered rate limit of this server, model and key, so that
+  /// the next request asks the server again even inside a hybrid that
+  /// would otherwise go straight to its other model.
+  public func clearRememberedRateLimit() {
+    client.call.rateLimits?.answered()
   }
 
   /// Asks the server which models it serves (`GET /models`) and returns
@@ -149,8 +159,12 @@ public struct OpenAICompatibleModel: LanguageModel {
           memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
         : nil
     }
+    let rateLimits = Origin(baseURL).map { origin in
+      RateLimitMemory.Reporter(
+        memory: .shared, key: RateLimitMemory.Key(origin: origin, model: name, credential: apiKey))
+    }
     return OpenAIClient(
       modelName: name, endpoint: endpoint, apiKey: apiKey, options: requestOptions,
-      transport: transport, reachability: reachability)
+      transport: transport, reachability: reachability, rateLimits: rateLimits)
   }
 }
