@@ -87,6 +87,7 @@ private enum Flag: CaseIterable {
   case help, version, mode, model, cloudModel, server, serverModel, system, tool, temperature, topP, topK, seed,
     maxTokens
   case thinking, noStream, json
+  case fallbackOn, hedgeAfter, continueInterrupted
 
   init?(spelling: String) {
     if spelling == "-h" {
@@ -116,12 +117,15 @@ private enum Flag: CaseIterable {
     case .thinking: "--thinking"
     case .noStream: "--no-stream"
     case .json: "--json"
+    case .fallbackOn: "--fallback-on"
+    case .hedgeAfter: "--hedge-after"
+    case .continueInterrupted: "--continue-interrupted"
     }
   }
 
   var takesValue: Bool {
     switch self {
-    case .help, .version, .noStream, .json: false
+    case .help, .version, .noStream, .json, .continueInterrupted: false
     default: true
     }
   }
@@ -135,6 +139,14 @@ private enum Flag: CaseIterable {
       options.noStream = true
     case .json:
       options.json = true
+    case .continueInterrupted:
+      options.continuesInterruptedAnswers = true
+    case .fallbackOn:
+      options.fallbackPolicy = try RoutingFlags.policy(value)
+    case .hedgeAfter:
+      options.hedgeAfterMilliseconds = try integer(value, "a number of milliseconds >= 0") {
+        (0...3_600_000).contains($0)
+      }
     case .mode:
       guard let mode = InferenceMode(rawValue: value) else {
         throw .usage("unknown mode '\(value)' for --mode (expected \(InferenceMode.allNames))")
