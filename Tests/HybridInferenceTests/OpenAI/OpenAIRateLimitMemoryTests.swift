@@ -2,7 +2,12 @@ import Foundation
 import GeminiServerProcess
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Issue 25, point 2, on the OpenAI-compatible backend: a 429 with
 /// `Retry-After` is remembered for that long, one without is not.
