@@ -9,8 +9,9 @@ import HybridInference
 /// tail of time to first text, and what it costs in requests.
 ///
 /// The loopback server answers `echo` after a heavy-tailed wait (90% of
-/// requests 50 ms, 10% 3 s, drawn per model and request number so a run is
-/// repeatable: `first-50~tail-3000~tailpct-10`). Without hedging: one cloud
+/// requests 50 ms, 10% 3 s: `first-50~tail-3000~tailpct-10`, drawn from
+/// the model name and the request number; the names carry the run's id, so
+/// each run draws afresh and the two models' draws are independent). Without hedging: one cloud
 /// model. With: a hybrid of two such models (separate draws), the secondary
 /// asked when the primary has delivered nothing within `hedgeAfter`. The
 /// extra requests are those the secondary received.
@@ -59,7 +60,9 @@ enum Hedging {
   static func markdown(_ figures: Figures) -> String {
     func f(_ value: Double) -> String { String(format: "%.0f", value) }
     func row(_ name: String, _ m: Measurement) -> String {
-      "| \(name) | \(f(m.median)) | \(f(m.p90)) | \(f(m.percentile(0.99))) | \(f(m.latencies.max() ?? .nan)) |"
+      let slow = Double(m.latencies.filter { $0 > 1000 }.count) / Double(max(1, m.latencies.count)) * 100
+      return "| \(name) | \(f(m.median)) | \(f(m.p90)) | \(f(m.percentile(0.99))) | "
+        + "\(f(m.latencies.max() ?? .nan)) | \(String(format: "%.1f", slow))% |"
     }
     let share = Double(figures.extraRequests) / Double(figures.requests) * 100
     return """
@@ -69,13 +72,13 @@ enum Hedging {
       - CPU: \(DeadLink.lscpuModelName())
       - Command: `swift run -c release cloud-benchmark hedging [--requests N]`
       - Server: the loopback Gemini server, `echo~\(latency)` (90% of requests wait 50 ms before \
-      answering, 10% wait 3 s; drawn per model and request number, so a run is repeatable), \
+      answering, 10% wait 3 s, drawn independently per model and request), \
       16 requests in flight
 
       Time to the first snapshot with text, ms, \(figures.requests) requests each:
 
-      | routing | p50 | p90 | p99 | max |
-      | --- | ---: | ---: | ---: | ---: |
+      | routing | p50 | p90 | p99 | max | over 1 s |
+      | --- | ---: | ---: | ---: | ---: | ---: |
       \(row("one cloud model", figures.without))
       \(row("hybrid of two, hedgeAfter \(f(milliseconds(figures.hedgeAfter))) ms", figures.with))
 
