@@ -45,6 +45,21 @@ final class HedgingTests: XCTestCase {
     XCTAssertTrue(logs.records.contains { $0.message.hasPrefix("hedging: local delivered nothing within") })
   }
 
+  func testTheLoserIsCancelledAsSoonAsTheWinnerDelivers_notWhenItFinishes() async throws {
+    let gate = Gate()
+    let local = ScriptedModel("local", placement: .onDevice, script: [.delayedAnswer(.seconds(30), ["late"])])
+    let cloud = ScriptedModel("cloud", placement: .cloud, script: [.answerUntilGate(["first"], gate)])
+    let session = hedged(local, cloud)
+    var iterator = session.streamResponse(to: "Hi").makeAsyncIterator()
+    let first = try await iterator.next()
+    XCTAssertEqual(first?.content, "first")
+    // The winner is still streaming (held at the gate): the loser has stopped already.
+    try await waitUntil(timeout: .seconds(20)) { local.endedGenerations == 1 }
+    XCTAssertEqual(local.cancellations, 1)
+    gate.open()
+    while let snapshot = try await iterator.next() { XCTAssertEqual(snapshot.content, "first") }
+  }
+
   func testFastPrimary_theSecondaryIsNeverAsked() async throws {
     let local = ScriptedModel("local", placement: .onDevice, script: [.answer(["quick"])])
     let cloud = ScriptedModel("cloud", placement: .cloud)

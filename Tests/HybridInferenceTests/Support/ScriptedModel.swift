@@ -46,6 +46,9 @@ final class ScriptedModel: LanguageModel {
     /// Streams a thought at once, then waits `delay`, then streams these
     /// text deltas and STOP.
     case thoughtThenAnswer(String, Duration, [String])
+    /// Streams these text deltas, waits until `gate` opens (whatever the
+    /// task's cancellation), then finishes with STOP: an answer still going.
+    case answerUntilGate([String], Gate)
   }
 
   let modelVersion: String
@@ -161,6 +164,10 @@ final class ScriptedModel: LanguageModel {
     case .delayedAnswer(let delay, let deltas):
       try await Task.sleep(for: delay)
       try await play(.answer(deltas), into: continuation)
+    case .answerUntilGate(let deltas, let gate):
+      for delta in deltas { continuation.yield(textDelta(delta)) }
+      await gate.wait()
+      continuation.yield(finalDelta())
     case .thoughtThenAnswer(let thought, let delay, let deltas):
       continuation.yield(
         GenerateContentResponse(
