@@ -139,8 +139,10 @@ public struct CloudGeminiModel: LanguageModel {
   /// Answers with `:generateContent`.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try request.options.gemini?.validate()
+    let client = client
     return try await client.generateContent(
-      try GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+      try GenerateContentRequest(request, safetySettings: safetySettings, producer: client.endpoint.producer),
+      log: request.logHandler)
   }
 
   /// Streams with `:streamGenerateContent?alt=sse`, one delta per event.
@@ -148,9 +150,10 @@ public struct CloudGeminiModel: LanguageModel {
     -> ResponseDeltaStream
   {
     let body: GenerateContentRequest
+    let client = client
     do {
       try request.options.gemini?.validate()
-      body = try GenerateContentRequest(request, safetySettings: safetySettings)
+      body = try GenerateContentRequest(request, safetySettings: safetySettings, producer: client.endpoint.producer)
     } catch {
       return .failing(error)
     }
@@ -160,8 +163,10 @@ public struct CloudGeminiModel: LanguageModel {
   /// How many tokens `transcript` (instructions and every turn) takes as a
   /// prompt, from `:countTokens`.
   public func countTokens(_ transcript: Transcript) async throws -> Int {
-    try await client.countTokens(
-      CountTokensRequest(transcript: transcript, modelPath: client.endpoint.modelPath),
+    let client = client
+    return try await client.countTokens(
+      CountTokensRequest(
+        transcript: transcript, modelPath: client.endpoint.modelPath, producer: client.endpoint.producer),
       log: logHandler)
   }
 

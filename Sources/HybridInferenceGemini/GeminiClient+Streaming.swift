@@ -67,6 +67,8 @@ private struct GeminiStreamAttempt: RemoteStreamAttempt {
       }
       var delta = try RemoteCall.decode(GenerateContentResponse.self, from: json)
       if delta.modelVersion.isEmpty { delta.modelVersion = client.modelName }
+      delta.placement = .cloud
+      delta.producer = client.endpoint.producer
       try delivery.deliver(delta)
     } else if !event.otherLines.isEmpty {
       // Not an SSE event, and not an error either.

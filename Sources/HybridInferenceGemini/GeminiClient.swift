@@ -53,6 +53,8 @@ struct GeminiClient: Sendable {
       let data = try await call.unary(request, deadline: loop.deadline)
       var response = try RemoteCall.decode(GenerateContentResponse.self, from: data)
       if response.modelVersion.isEmpty { response.modelVersion = modelName }
+      response.placement = .cloud
+      response.producer = endpoint.producer
       try ResponseChecks.checkComplete(response)
       return response
     }

@@ -45,6 +45,15 @@ struct GeminiEndpoint: Sendable {
     return url
   }
 
+  /// This model behind this server, as `GenerateContentResponse.producer`
+  /// names it: `{base}/{version}/models/{model}`, without credentials, query
+  /// or fragment. Thought signatures are valid only where it is the same.
+  var producer: String {
+    var base = RemoteURL.display(baseURL)
+    while base.hasSuffix("/") { base.removeLast() }
+    return "\(base)/\(apiVersion)/\(modelPath)"
+  }
+
   /// A POST of `body` as JSON to `method`, authenticated by the
   /// `x-goog-api-key` header; `.insecureBaseURL` where the key would cross
   /// the network in the clear.

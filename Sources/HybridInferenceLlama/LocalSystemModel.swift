@@ -132,31 +132,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let allowsGenericToolFormat = allowsGenericToolFormat
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
     let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
-      let tools = try LocalToolPlan(
-        request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
-      var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
-      if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
-      let templateTools = tools?.templateTools ?? []
-      let rendered: RenderedPrompt
-      if let partial = request.continuedAnswer {
-        // Another model's answer broke off: go on with it as this model's own turn.
-        messages.append(ChatTemplate.Message(role: "assistant", content: partial))
-        let whole = model.template.render(
-          messages, tools: templateTools, addGenerationPrompt: false, log: request.logHandler,
-          cancellation: cancellation)
-        guard let continued = whole.continuing(partial) else {
-          throw HybridInferenceError.unsupportedRequest(
-            "the chat template does not print the answer to continue as it was written")
-        }
-        rendered = continued
-      } else {
-        rendered = model.template.render(
-          messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
-      }
-      let prompt = try model.tokenize(rendered)
+      let rendered = try Self.prompt(
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation)
       let shareable = try model.shareablePrefix(
-        of: prompt, messages: messages, tools: templateTools, cancellation: cancellation)
-      return (tools, prompt, shareable)
+        of: rendered.tokens, messages: rendered.messages, tools: rendered.templateTools, cancellation: cancellation)
+      return (rendered.tools, rendered.tokens, shareable)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     let context = handle.context(for: model, settings: settings(for: model))

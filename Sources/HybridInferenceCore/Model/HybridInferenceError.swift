@@ -74,6 +74,13 @@ public enum HybridInferenceError: Error, Sendable {
   case invalidOptions(String)
   /// The prompt is empty; nothing was sent.
   case emptyPrompt
+  /// A transcript no session could have written, built in code and given to
+  /// `GenerativeModelSession(model:transcript:...)`: a tool output with no
+  /// call before it, a call in a user turn, an output in a model turn (the
+  /// reason names the entry). Thrown by the first request, before anything
+  /// is sent. A decoded transcript is checked the same way by its decoder,
+  /// which throws `DecodingError` instead.
+  case invalidTranscript(String)
   /// The session is already answering; it takes one request at a time.
   case concurrentRequests
   /// A hybrid tried both models and both failed.
@@ -144,6 +151,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the structured answer is invalid: \(why)"
     case .emptyPrompt:
       "the prompt is empty"
+    case .invalidTranscript(let why):
+      "invalid transcript: \(why)"
     case .concurrentRequests:
       "the session is already responding; send one request at a time"
     case .bothModelsFailed(let primary, let secondary):

@@ -15,6 +15,12 @@ public struct ModelRequest: Sendable {
   /// says: a backend reads `options.toolChoice` to know which it may offer).
   /// Empty for a session without tools.
   public var tools: [ToolDeclaration]
+  /// What to do when the transcript does not fit the model's window:
+  /// `.fail` (throw `contextWindowExceeded`) or `.dropOldestTurns`. A hybrid
+  /// passes `.fail` to a primary whose secondary can still answer, so that it
+  /// falls back first and only the model that answers last trims (see
+  /// `LanguageModel.promptTokenCount(for:)`).
+  public var contextOverflow: ContextOverflow
   /// Per-session storage a backend may use to keep work between turns.
   public let sessionStorage: SessionStorage
   /// Where the backend reports what it does.
@@ -37,7 +43,8 @@ public struct ModelRequest: Sendable {
   public init(
     transcript: Transcript, options: HybridGenerationOptions = .default,
     responseSchema: GenerationSchema? = nil, tools: [ToolDeclaration] = [],
-    sessionStorage: SessionStorage = SessionStorage(), logHandler: LogHandler = .silent
+    sessionStorage: SessionStorage = SessionStorage(), logHandler: LogHandler = .silent,
+    contextOverflow: ContextOverflow = .fail
   ) {
     self.transcript = transcript
     self.options = options
@@ -45,6 +52,7 @@ public struct ModelRequest: Sendable {
     self.tools = tools
     self.sessionStorage = sessionStorage
     self.logHandler = logHandler
+    self.contextOverflow = contextOverflow
     self.route = ToolRoute()
   }
 

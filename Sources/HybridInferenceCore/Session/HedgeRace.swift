@@ -23,6 +23,8 @@ struct HedgeRace {
 
   private let hybrid: HybridModel
   private let request: ModelRequest
+  /// The request as the primary gets it (`HybridModel.primaryRequest`).
+  private let primaryRequest: ModelRequest
   private let delay: Duration
   private let events: AsyncStream<Event>
   private let sink: AsyncStream<Event>.Continuation
@@ -38,11 +40,12 @@ struct HedgeRace {
   private var secondaryReason = FallbackReason.hedged
 
   init(
-    hybrid: HybridModel, request: ModelRequest, delay: Duration,
+    hybrid: HybridModel, request: ModelRequest, primaryRequest: ModelRequest, delay: Duration,
     continuation: ResponseDeltaStream.Continuation
   ) {
     self.hybrid = hybrid
     self.request = request
+    self.primaryRequest = primaryRequest
     self.delay = delay
     (events, sink) = AsyncStream.makeStream(of: Event.self)
     structured = request.responseSchema != nil
@@ -74,12 +77,14 @@ struct HedgeRace {
 
   private mutating func start(_ side: HybridModel.Side) {
     let model = hybrid.model(side)
-    let (prepared, seam) = request.prepared(for: model)
+    let (prepared, seam) = (side == .primary ? primaryRequest : request).prepared(for: model)
     checksSeam[side] = seam
     let sink = sink
     pumps[side] = Task {
       do {
-        for try await delta in model.streamResponse(to: prepared) { sink.yield(.delta(side, delta)) }
+        for try await delta in ModelCall.stream(model, to: prepared) {
+          sink.yield(.delta(side, delta.placed(model.placement)))
+        }
         sink.yield(.ended(side, nil))
       } catch {
         sink.yield(.ended(side, error))
@@ -177,9 +182,11 @@ struct HedgeRace {
 extension HybridModel {
   /// The primary, hedged by the secondary after `delay` (`HedgeRace`).
   func hedgedAnswer(
-    _ request: ModelRequest, after delay: Duration, into continuation: ResponseDeltaStream.Continuation
+    _ request: ModelRequest, primaryRequest: ModelRequest, after delay: Duration,
+    into continuation: ResponseDeltaStream.Continuation
   ) async throws -> AnswerEnd {
-    var race = HedgeRace(hybrid: self, request: request, delay: delay, continuation: continuation)
+    var race = HedgeRace(
+      hybrid: self, request: request, primaryRequest: primaryRequest, delay: delay, continuation: continuation)
     return try await race.run()
   }
 }

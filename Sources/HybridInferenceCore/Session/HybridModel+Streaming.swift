@@ -31,11 +31,13 @@ extension HybridModel {
     request.routeDepth += 1
     if request.route.isPinned {
       let side = request.route.pinnedSide(at: depth) == .secondary ? secondary : primary
-      for try await delta in side.streamResponse(to: request) { continuation.yield(delta) }
+      for try await delta in ModelCall.stream(side, to: request) { continuation.yield(delta.placed(side.placement)) }
       return
     }
     let primaryError: any Error
     let reason: FallbackReason
+    let asked = primaryRequest(request)
+    let mayTrimPrimary = asked.contextOverflow != request.contextOverflow
     switch primary.availability {
     case .available:
       if let remembered = rememberedPrimaryFailure(request) {
@@ -44,9 +46,9 @@ extension HybridModel {
       }
       let end: AnswerEnd
       if let hedgeAfter {
-        end = try await hedgedAnswer(request, after: hedgeAfter, into: continuation)
+        end = try await hedgedAnswer(request, primaryRequest: asked, after: hedgeAfter, into: continuation)
       } else {
-        end = try await answerFromPrimary(request, into: continuation)
+        end = try await answerFromPrimary(asked, into: continuation)
       }
       switch end {
       case .answered(let side):
@@ -63,11 +65,19 @@ extension HybridModel {
     case .unavailable(let unavailable):
       (primaryError, reason) = (primaryUnavailable(unavailable, request), .unavailable)
     }
-    try await askSecondary(after: primaryError) { [request] in
-      var relay = DeltaRelay(continuation, keepsText: false, fallbackReason: reason)
-      try await relay.relay(secondary, request)
+    var relay = DeltaRelay(continuation, keepsText: false, fallbackReason: reason)
+    do {
+      try await askSecondary(after: primaryError) { [request] in try await relay.relay(secondary, request) }
+      request.route.record(.secondary, at: depth)
+    } catch {
+      guard mayTrimPrimary, !relay.deliveredText, let secondaryError = Self.leavesTrimming(primaryError, error)
+      else { throw error }
+      try await askPrimaryTrimming(after: secondaryError, request) { [request] in
+        var again = DeltaRelay(continuation, keepsText: false)
+        try await again.relay(primary, request)
+      }
+      request.route.record(.primary, at: depth)
     }
-    request.route.record(.secondary, at: depth)
   }
 
   /// The primary alone, unhedged.
@@ -151,7 +161,7 @@ extension DeltaRelay {
   mutating func relay(_ model: any LanguageModel, _ request: ModelRequest) async throws {
     let (prepared, checksSeam) = request.prepared(for: model)
     if checksSeam, let earlier = request.continuedAnswer { checkSeam(after: earlier) }
-    for try await delta in model.streamResponse(to: prepared) { add(delta) }
+    for try await delta in ModelCall.stream(model, to: prepared) { add(delta.placed(model.placement)) }
     finish()
   }
 }

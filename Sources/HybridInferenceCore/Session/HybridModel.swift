@@ -80,7 +80,7 @@ public struct HybridModel: LanguageModel {
     request.routeDepth += 1
     if request.route.isPinned {
       return request.route.pinnedSide(at: depth) == .secondary
-        ? try await secondary.respond(to: request) : try await primary.respond(to: request)
+        ? try await ModelCall.respond(secondary, to: request) : try await ModelCall.respond(primary, to: request)
     }
     if hedgeAfter != nil || continuesInterruptedAnswers || request.continuedAnswer != nil {
       request.routeDepth = depth
@@ -94,6 +94,7 @@ public struct HybridModel: LanguageModel {
     }
     let primaryError: any Error
     let reason: FallbackReason
+    var mayTrimPrimary = false
     switch primary.availability {
     case .available:
       if let remembered = rememberedPrimaryFailure(request) {
@@ -101,7 +102,9 @@ public struct HybridModel: LanguageModel {
         break
       }
       do {
-        let response = try await primary.respond(to: request)
+        let asked = primaryRequest(request)
+        mayTrimPrimary = asked.contextOverflow != request.contextOverflow
+        let response = try await ModelCall.respond(primary, to: asked)
         request.route.record(.primary, at: depth)
         return response
       } catch {
@@ -114,12 +117,21 @@ public struct HybridModel: LanguageModel {
     case .unavailable(let unavailable):
       (primaryError, reason) = (primaryUnavailable(unavailable, request), .unavailable)
     }
-    var response = try await askSecondary(after: primaryError) { [request] in
-      try await secondary.respond(to: request)
+    do {
+      var response = try await askSecondary(after: primaryError) { [request] in
+        try await ModelCall.respond(secondary, to: request)
+      }
+      response.fallbackReason = response.fallbackReason ?? reason
+      request.route.record(.secondary, at: depth)
+      return response
+    } catch {
+      guard mayTrimPrimary, let secondaryError = Self.leavesTrimming(primaryError, error) else { throw error }
+      let response = try await askPrimaryTrimming(after: secondaryError, request) { [request] in
+        try await ModelCall.respond(primary, to: request)
+      }
+      request.route.record(.primary, at: depth)
+      return response
     }
-    response.fallbackReason = response.fallbackReason ?? reason
-    request.route.record(.secondary, at: depth)
-    return response
   }
 
   /// Streams from the primary, falling back to the secondary only before any

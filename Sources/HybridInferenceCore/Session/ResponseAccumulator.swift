@@ -39,6 +39,8 @@ package struct ResponseAccumulator: Sendable {
     if let name = delta.localModelName { merged.localModelName = name }
     if let reason = delta.fallbackReason { merged.fallbackReason = reason }
     if let begun = delta.continuedFrom { merged.continuedFrom = begun }
+    if let placement = delta.knownPlacement { merged.knownPlacement = placement }
+    if let producer = delta.producer { merged.producer = producer }
     var added = ""
     for (position, candidate) in delta.candidates.enumerated() {
       let index = candidate.index ?? position

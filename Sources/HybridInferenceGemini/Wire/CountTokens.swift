@@ -19,9 +19,10 @@ struct CountTokensRequest: Sendable, Hashable, Encodable {
     var safetySettings: [SafetySetting]?
   }
 
-  init(transcript: Transcript, modelPath: String) {
+  /// `producer` as for `GenerateContentRequest`: signatures of other models are left out.
+  init(transcript: Transcript, modelPath: String, producer: String? = nil) {
     let request = GenerateContentRequest(
-      transcript: transcript, generationConfig: nil, safetySettings: nil)
+      transcript: transcript, generationConfig: nil, safetySettings: nil, producer: producer)
     if let systemInstruction = request.systemInstruction {
       generateContentRequest = Wrapped(
         model: modelPath, contents: request.contents, systemInstruction: systemInstruction)

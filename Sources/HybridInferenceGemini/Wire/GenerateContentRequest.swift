@@ -41,7 +41,17 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
   /// travel as the `functionCall` and `functionResponse` parts they are, with
   /// their ids and thought signatures unchanged.
-  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
+  ///
+  /// Thought signatures go back only to the model that made them: `producer`
+  /// is the model this request is for (`GeminiEndpoint.producer`), and an
+  /// entry another producer wrote (`Transcript.Entry.producer`) is sent
+  /// without its signatures, which Gemini would refuse (400). Gemini checks
+  /// signatures of the current turn only, and the current turn's rounds
+  /// always come from the model asked now (a tool pins the request to it),
+  /// so what goes is never needed.
+  init(_ request: ModelRequest, safetySettings: [SafetySetting]?, producer: String? = nil)
+    throws(HybridInferenceError)
+  {
     var config = request.options.gemini
     if let schema = request.responseSchema {
       try GeminiSchemaCheck.check(schema)
@@ -49,7 +59,8 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
       config?.responseMimeType = "application/json"
       config?.responseJsonSchema = schema
     }
-    self.init(transcript: request.transcript, generationConfig: config, safetySettings: safetySettings)
+    self.init(
+      transcript: request.transcript, generationConfig: config, safetySettings: safetySettings, producer: producer)
     if !request.tools.isEmpty {
       var declarations: [GeminiTool.FunctionDeclaration] = []
       for tool in request.tools {
@@ -63,10 +74,19 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
     }
   }
 
-  init(transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?) {
+  init(
+    transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?,
+    producer: String? = nil
+  ) {
     contents = transcript.entries.compactMap { entry in
-      let parts = entry.content.parts.filter { !$0.isBlank }
-      return parts.isEmpty ? nil : Content(role: entry.role.rawValue, parts: parts)
+      let signed = entry.producer == producer
+      let parts = entry.content.parts.lazy.map { part in
+        guard !signed, part.thoughtSignature != nil else { return part }
+        var unsigned = part
+        unsigned.thoughtSignature = nil
+        return unsigned
+      }.filter { !$0.isBlank }
+      return parts.isEmpty ? nil : Content(role: entry.role.rawValue, parts: Array(parts))
     }
     if let instructions = transcript.instructions, !instructions.isEmpty {
       systemInstruction = Content(text: instructions)
