@@ -23,6 +23,25 @@ final class FallbackPolicyTests: XCTestCase {
   private static let rateLimited = HybridInferenceError.cloudAPI(
     CloudAPIError(httpStatus: 429, status: "RESOURCE_EXHAUSTED", message: "quota"))
 
+  func testDesignSection8RoutingLines_compileAsWritten() {
+    let cloud = ScriptedModel("cloud", placement: .cloud)
+    let local = ScriptedModel("local", placement: .onDevice)
+    // ---- DESIGN.md §8, the routing lines (formatted) ----
+    let tolerant = HybridModel(
+      primary: cloud, secondary: local,
+      fallback: FallbackPolicy.default.adding(.rateLimited, .serverError))
+    let hedged = HybridModel(primary: local, secondary: cloud, hedgeAfter: .milliseconds(800))
+    let resilient = HybridModel(primary: cloud, secondary: local, continuesInterruptedAnswers: true)
+    // ---- end ----
+    XCTAssertTrue(tolerant.fallback.contains(.rateLimited) && tolerant.fallback.contains(.serverError))
+    XCTAssertFalse(tolerant.fallback.contains(.timedOut))
+    XCTAssertEqual(hedged.hedgeAfter, .milliseconds(800))
+    XCTAssertTrue(resilient.continuesInterruptedAnswers)
+    let labelled: HybridModel = .hybridModel(
+      primary: cloud, secondary: local, fallback: .default, hedgeAfter: nil, continuesInterruptedAnswers: false)
+    XCTAssertEqual(labelled.fallback, .default)
+  }
+
   func testDefaultPolicy_rateLimitServerErrorAndTimeout_areThrown() async throws {
     for error in [Self.rateLimited, ScriptedError.api(503), HybridInferenceError.timedOut(.seconds(1))] {
       let cloud = ScriptedModel("cloud", placement: .cloud, script: [.fail(error)])
