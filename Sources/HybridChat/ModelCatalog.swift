@@ -15,6 +15,8 @@ struct ModelCatalog: Sendable {
   let cloud: any LanguageModel
   /// Whether `--model` was given; only the default model gets the `make setup` hint.
   private let explicitModelPath: Bool
+  /// The routing flags the hybrid modes are built with.
+  private let options: ChatOptions
 
   init(options: ChatOptions, logHandler: LogHandler) {
     if let path = options.modelPath {
@@ -23,6 +25,7 @@ struct ModelCatalog: Sendable {
       local = LocalSystemModel.default
     }
     explicitModelPath = options.modelPath != nil
+    self.options = options
     cloud = CloudModelFactory.make(options: options, logHandler: logHandler)
   }
 
@@ -48,8 +51,8 @@ struct ModelCatalog: Sendable {
         throw .runtime("no model can answer: \(localProblem); \(cloudProblem)")
       }
       return mode == .preferOnDevice
-        ? HybridModel(primary: local, secondary: cloud)
-        : HybridModel(primary: cloud, secondary: local)
+        ? options.hybridModel(primary: local, secondary: cloud)
+        : options.hybridModel(primary: cloud, secondary: local)
     }
   }
 

@@ -96,6 +96,7 @@ private enum Flag: CaseIterable {
   case thinking, noStream, json
   case image
   case vertexProject, vertexLocation
+  case fallbackOn, hedgeAfter, continueInterrupted
 
   init?(spelling: String) {
     if spelling == "-h" {
@@ -128,12 +129,15 @@ private enum Flag: CaseIterable {
     case .image: "--image"
     case .vertexProject: "--vertex-project"
     case .vertexLocation: "--vertex-location"
+    case .fallbackOn: "--fallback-on"
+    case .hedgeAfter: "--hedge-after"
+    case .continueInterrupted: "--continue-interrupted"
     }
   }
 
   var takesValue: Bool {
     switch self {
-    case .help, .version, .noStream, .json: false
+    case .help, .version, .noStream, .json, .continueInterrupted: false
     default: true
     }
   }
@@ -147,6 +151,14 @@ private enum Flag: CaseIterable {
       options.noStream = true
     case .json:
       options.json = true
+    case .continueInterrupted:
+      options.continuesInterruptedAnswers = true
+    case .fallbackOn:
+      options.fallbackPolicy = try RoutingFlags.policy(value)
+    case .hedgeAfter:
+      options.hedgeAfterMilliseconds = try integer(value, "a number of milliseconds >= 0") {
+        (0...3_600_000).contains($0)
+      }
     case .mode:
       guard let mode = InferenceMode(rawValue: value) else {
         throw .usage("unknown mode '\(value)' for --mode (expected \(InferenceMode.allNames))")

@@ -51,6 +51,14 @@ public struct ChatOptions: Sendable, Hashable {
 
   /// Whether the Gemini model is on Vertex AI (either Vertex flag given).
   public var usesVertexAI: Bool { vertexProject != nil || vertexLocation != nil }
+  /// `--fallback-on LIST`: what a hybrid mode falls back on beyond DESIGN §2's rule.
+  public var fallbackPolicy = FallbackPolicy.default
+  /// `--hedge-after MS`: a hybrid mode asks its other model too when the first
+  /// has delivered nothing within this many milliseconds.
+  public var hedgeAfterMilliseconds: Int?
+  /// `--continue-interrupted`: a hybrid mode continues an answer whose stream
+  /// broke on the other model.
+  public var continuesInterruptedAnswers = false
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"

@@ -41,6 +41,14 @@ public enum HelpText {
       --seed N             random seed, 0...2147483647
       --max-tokens N       the longest answer, in tokens
       --thinking LEVEL     Gemini thinking: minimal | low | medium | high
+      --fallback-on LIST   in a hybrid mode, also fall back on these (comma-separated):
+                           rate-limit, server-error, timeout, connection-lost
+      --hedge-after MS     in a hybrid mode, ask the other model too when the first
+                           has shown nothing within MS milliseconds (the first to
+                           answer wins, the other is cancelled)
+      --continue-interrupted
+                           in a hybrid mode, let the other model finish an answer
+                           whose stream broke off
       --no-stream          print the answer when it is complete
       --json               print one JSON object per answer (content, modelVersion,
                            usage, finishReason, fallback, mode, timing)

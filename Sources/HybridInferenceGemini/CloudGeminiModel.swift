@@ -165,10 +165,21 @@ public struct CloudGeminiModel: LanguageModel {
   }
 
   /// `.offline` while this server's origin is remembered as offline (see
-  /// `RequestOptions.remembersOffline`), so that a hybrid with another
-  /// model at hand goes straight to it; nil otherwise. Never waits.
+  /// `RequestOptions.remembersOffline`), else the 429 while this server,
+  /// model and key are remembered as rate limited (a 429 that carried
+  /// `RetryInfo`, for its `retryDelay`), so that a hybrid with another model
+  /// at hand goes straight to it (the rate limit only under a policy that
+  /// falls back on `.rateLimited`); nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    availability.isAvailable ? shell.rememberedOffline : nil
+    guard availability.isAvailable else { return nil }
+    return shell.rememberedOffline ?? shell.rateLimits?.verdict
+  }
+
+  /// Forgets a remembered rate limit of this server, model and credential,
+  /// so that the next request asks the server again even inside a hybrid
+  /// that would otherwise go straight to its other model.
+  public func clearRememberedRateLimit() {
+    shell.rateLimits?.answered()
   }
 
   /// Answers with `:generateContent`.

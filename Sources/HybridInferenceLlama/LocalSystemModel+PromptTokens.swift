@@ -28,8 +28,22 @@ extension LocalSystemModel {
     var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
     if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let templateTools = tools?.templateTools ?? []
-    let rendered = model.template.render(
-      messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
+    let rendered: RenderedPrompt
+    if let partial = request.continuedAnswer {
+      // Another model's answer broke off: go on with it as this model's own turn.
+      messages.append(ChatTemplate.Message(role: "assistant", content: partial))
+      let whole = model.template.render(
+        messages, tools: templateTools, addGenerationPrompt: false, log: request.logHandler,
+        cancellation: cancellation)
+      guard let continued = whole.continuing(partial) else {
+        throw HybridInferenceError.unsupportedRequest(
+          "the chat template does not print the answer to continue as it was written")
+      }
+      rendered = continued
+    } else {
+      rendered = model.template.render(
+        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
+    }
     return DevicePrompt(
       tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered))
   }

@@ -112,11 +112,20 @@ public struct OpenAICompatibleModel: LanguageModel {
     return .available
   }
 
-  /// `.offline` while this server's origin is remembered as offline, so that
-  /// a hybrid with another model at hand goes straight to it; nil otherwise.
-  /// Never waits.
+  /// `.offline` while this server's origin is remembered as offline, else
+  /// the 429 while this server, model and key are remembered as rate limited
+  /// (a 429 with a `Retry-After`, for that long), so that a hybrid with
+  /// another model at hand goes straight to it (the rate limit only under a
+  /// policy that falls back on `.rateLimited`); nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    shell.rememberedOffline
+    shell.rememberedOffline ?? shell.rateLimits?.verdict
+  }
+
+  /// Forgets a remembered rate limit of this server, model and credential,
+  /// so that the next request asks the server again even inside a hybrid
+  /// that would otherwise go straight to its other model.
+  public func clearRememberedRateLimit() {
+    shell.rateLimits?.answered()
   }
 
   /// Asks the server which models it serves (`GET /models`) and returns

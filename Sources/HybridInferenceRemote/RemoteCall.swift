@@ -22,6 +22,8 @@ package struct RemoteCall: Sendable {
   /// Where requests report whether they reached the server; nil when
   /// `options.remembersOffline` is off.
   package let reachability: ReachabilityMemory.Reporter?
+  /// Where a 429 with a retry delay is remembered, and a 2xx clears it.
+  package let rateLimits: RateLimitMemory.Reporter?
   /// The typed error of a non-2xx response, from its head and (bounded) body;
   /// the backend's own error envelope, with its key redacted.
   let apiError: @Sendable (ResponseHead, Data) -> HybridInferenceError
@@ -31,6 +33,7 @@ package struct RemoteCall: Sendable {
   package init(
     modelName: String, options: RequestOptions, transport: HTTPTransport,
     reachability: ReachabilityMemory.Reporter?, authorizer: RemoteAuthorizer? = nil,
+    rateLimits: RateLimitMemory.Reporter? = nil,
     apiError: @escaping @Sendable (ResponseHead, Data) -> HybridInferenceError
   ) {
     self.modelName = modelName
@@ -38,6 +41,7 @@ package struct RemoteCall: Sendable {
     self.transport = transport
     self.reachability = reachability
     self.authorizer = authorizer
+    self.rateLimits = rateLimits
     self.apiError = apiError
   }
 
@@ -90,7 +94,8 @@ package struct RemoteCall: Sendable {
       }
       body.append(data)
     }
-    guard (200..<300).contains(head.statusCode) else { throw apiError(head, body) }
+    guard (200..<300).contains(head.statusCode) else { throw failure(head, body) }
+    rateLimits?.answered()
     guard !body.isEmpty else {
       throw HybridInferenceError.malformedResponse("HTTP \(head.statusCode) with an empty body")
     }
@@ -125,8 +130,16 @@ package struct RemoteCall: Sendable {
         errorBody.append(data)
       }
     }
-    guard (200..<300).contains(head.statusCode) else { throw apiError(head, errorBody) }
+    guard (200..<300).contains(head.statusCode) else { throw failure(head, errorBody) }
+    rateLimits?.answered()
     for event in try Self.feed(&parser, nil) { try handle(event) }
+  }
+
+  /// The typed error of a non-2xx response, reported to the rate-limit memory.
+  private func failure(_ head: ResponseHead, _ body: Data) -> HybridInferenceError {
+    let error = apiError(head, body)
+    rateLimits?.failed(error)
+    return error
   }
 
   /// A streamed call: fresh attempts under the retry loop, sharing its

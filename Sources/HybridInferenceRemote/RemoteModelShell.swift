@@ -47,6 +47,16 @@ package struct RemoteModelShell: Sendable {
 
   /// `.offline` while the origin is remembered as offline; nil otherwise.
   /// Never waits.
+  /// Where this model's rate limits are remembered (DESIGN §8): per origin,
+  /// model and credential, so another key or token on the same server is
+  /// asked as usual.
+  package var rateLimits: RateLimitMemory.Reporter? {
+    Origin(baseURL).map { origin in
+      RateLimitMemory.Reporter(
+        memory: .shared, key: RateLimitMemory.Key(origin: origin, model: name, credential: authorizer))
+    }
+  }
+
   package var rememberedOffline: (any Error)? {
     guard let reporter = reachability, let error = reporter.memory.verdict(for: reporter.origin) else {
       return nil
@@ -61,7 +71,7 @@ package struct RemoteModelShell: Sendable {
   ) -> RemoteCall {
     RemoteCall(
       modelName: name, options: requestOptions, transport: transport, reachability: reachability,
-      authorizer: authorizer, apiError: apiError)
+      authorizer: authorizer, rateLimits: rateLimits, apiError: apiError)
   }
 
   /// The base URL as descriptions show it: no user, password or query.

@@ -44,7 +44,8 @@ The model name picks the behaviour. `~`-separated options follow it:
     json                 structured output: 400 unless generationConfig has
                          responseMimeType application/json and a responseJsonSchema,
                          else a value satisfying the schema (3 events when streamed)
-    fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s), then echo
+    fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s; `none`: no
+                         RetryInfo), then echo
     fault-429-per-day    429 with a per-day QuotaFailure, always
     fault-500, fault-503 `times` x that status, then echo
     fault-400            400 INVALID_ARGUMENT, always
@@ -76,7 +77,11 @@ The model name picks the behaviour. `~`-separated options follow it:
                          that status, Location: the same method of `echo` on
                          this server, or with port-N on 127.0.0.1:N
 
-Options: times-N, retry-<duration>, size-N, events-N, delay-<ms> (between events, or of the
+A request whose contents end with a model turn is refused (400), as Gemini does.
+
+Options: first-<ms> (wait before answering; with tail-<ms> and tailpct-<percent>,
+that share of requests waits `tail` instead, drawn per model and request
+number: a heavy-tailed latency), times-N, retry-<duration>, size-N, events-N, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
 counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
 as responseId: for measuring delivery delay).

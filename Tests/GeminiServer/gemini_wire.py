@@ -126,6 +126,9 @@ def media_marker(part):
 def check_generate(body, where="request"):
     check_fields(body, GENERATE_FIELDS, where)
     check_contents(body.get("contents"), f"{where}.contents")
+    if body["contents"][-1].get("role") == "model":
+        # As Gemini: a request must not end with the model's turn (no prefill).
+        raise BadRequest("Please ensure that the last turn is a user turn or a function response.")
     if "systemInstruction" in body:
         check_fields(body["systemInstruction"], CONTENT_FIELDS, f"{where}.system_instruction")
     config = body.get("generationConfig")

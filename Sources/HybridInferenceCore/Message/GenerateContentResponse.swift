@@ -17,6 +17,16 @@ public struct GenerateContentResponse: Sendable, Hashable, Codable {
   public var responseId: String?
   /// The GGUF file's own name (`general.name`) when the on-device model answered.
   public var localModelName: String?
+  /// Why a hybrid answered from its other model (a fallback, or a hedge its
+  /// secondary won); nil when the model asked first answered. With nested
+  /// hybrids, the reason of the one nearest the answering model. Not part of
+  /// the REST encoding.
+  public var fallbackReason: FallbackReason?
+  /// The model that began this answer when another one finished it
+  /// (`HybridModel.continuesInterruptedAnswers`): the `modelVersion` of its
+  /// deltas; `modelVersion` names the one that finished. Not part of the
+  /// REST encoding.
+  public var continuedFrom: String?
   /// Where the answer was made: `.onDevice` or `.cloud`, on every response
   /// and every streamed delta and snapshot. Not part of the REST encoding
   /// (a decoded response says `.cloud` until the library stamps it). A

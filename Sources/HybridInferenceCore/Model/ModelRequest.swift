@@ -31,6 +31,13 @@ public struct ModelRequest: Sendable {
   let route: ToolRoute
   /// How many hybrids this request has passed through (the key into `route`).
   var routeDepth = 0
+  /// The start of the answer another model gave before its stream broke,
+  /// for an on-device model to continue (`HybridModel.continuesInterruptedAnswers`):
+  /// the model prefills it as the start of its turn, byte for byte, and
+  /// generates what follows. Set only by a hybrid, and only for a model on
+  /// device or another hybrid (a cloud model is given the partial answer as
+  /// turns instead, `ModelRequest.prepared(for:)`).
+  package var continuedAnswer: String?
 
   /// A request; a backend under test can be given one directly.
   public init(

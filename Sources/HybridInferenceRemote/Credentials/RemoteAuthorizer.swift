@@ -91,6 +91,20 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
 
   /// Whether requests carry bearer tokens (not a key): then Google wants
   /// `x-goog-user-project` to name the project billed.
+  /// Which credential this is, for keying what is remembered per credential
+  /// (rate limits) without keeping the secret: a key's hash, or the token
+  /// cache's identity (tokens rotate; the provider behind them does not).
+  package var identity: Int {
+    switch signer {
+    case .key(let key, _):
+      var hasher = Hasher()
+      hasher.combine(key.value)
+      return hasher.finalize()
+    case .tokens(let cache, _):
+      return ObjectIdentifier(cache).hashValue
+    }
+  }
+
   package var usesTokens: Bool {
     if case .tokens = signer { return true }
     return false
