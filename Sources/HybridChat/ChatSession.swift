@@ -27,7 +27,7 @@ actor ChatSession {
     self.terminal = terminal
     self.answerer = Answerer(terminal: terminal, options: options, recorder: recorder)
     self.mode = mode
-    self.model = SwitchableModel(model, options: options.generationOptions)
+    self.model = SwitchableModel(model)
     self.session = Self.makeSession(self.model, options, logHandler)
   }
 
