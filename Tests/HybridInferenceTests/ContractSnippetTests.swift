@@ -3,7 +3,6 @@
 
 import Foundation
 import HybridInference
-import Synchronization
 import TestPrerequisites
 import XCTest
 
@@ -12,9 +11,9 @@ import XCTest
 /// provisioned (`make test` does that): prefer-on-device answers on the
 /// device, so no key is needed.
 ///
-/// The snippet's `print` is this file's (below): it records each line, and
-/// ends the unbounded story once `storySnapshots` snapshots have come by
-/// cancelling the task, as an app would stop reading. The story once ran to
+/// The snippet's `print` is this file's (below): it records each line
+/// (`SnippetOutput`), and ends the unbounded story once `storySnapshots`
+/// snapshots have come by cancelling the task, as an app would stop reading. The story once ran to
 /// the 4,096-token window, 30 s to 226 s of a test run that checked nothing.
 final class ContractSnippetTests: XCTestCase {
   /// Enough snapshots to see the text grow, a few seconds of generation.
@@ -24,7 +23,7 @@ final class ContractSnippetTests: XCTestCase {
     guard LocalSystemModel.default.isAvailable else {
       throw Prerequisite.missing("the default model (run make test, which provisions it); the snippet compiled")
     }
-    let output = SnippetOutput(storySnapshots: Self.storySnapshots)
+    let output = SnippetOutput(stoppingAfter: 2 + Self.storySnapshots)
     let run = Task { try await SnippetOutput.$current.withValue(output) { try await contractSnippet() } }
     // A hang guard, not a measure: the answer to the first prompt is bounded
     // only by the context window.
@@ -34,7 +33,7 @@ final class ContractSnippetTests: XCTestCase {
     }
     let result = await run.result
     hangGuard.cancel()
-    let lines = output.lines
+    let lines = output.lines.map(\.text)
     switch result {
     case .success:
       XCTAssertLessThan(lines.count, 2 + Self.storySnapshots, "the story ended by itself")
@@ -55,36 +54,9 @@ final class ContractSnippetTests: XCTestCase {
   }
 }
 
-/// What the snippet printed, one entry per `print`; the task-local `current`
-/// is the test's, so the snippet's code stays as DESIGN.md writes it.
-private final class SnippetOutput: Sendable {
-  @TaskLocal static var current: SnippetOutput?
-
-  private let storySnapshots: Int
-  /// Behind a lock: the snippet prints from its task, the test reads from its own.
-  private let recorded = Mutex<[String]>([])
-
-  init(storySnapshots: Int) {
-    self.storySnapshots = storySnapshots
-  }
-
-  var lines: [String] { recorded.withLock { $0 } }
-
-  /// Records `line`; once the story has given its snapshots (the first two
-  /// lines are the one-shot answer), cancels the snippet's task, so its loop
-  /// ends at the next snapshot with `CancellationError`.
-  func record(_ line: String) {
-    let count = recorded.withLock { lines in
-      lines.append(line)
-      return lines.count
-    }
-    if count == 2 + storySnapshots { withUnsafeCurrentTask { $0?.cancel() } }
-  }
-}
-
 /// The snippet's `print` (it shadows the standard library's in this file).
-private func print(_ line: String) {
-  SnippetOutput.current?.record(line)
+private func print(_ items: Any...) {
+  SnippetOutput.current?.record(items)
 }
 
 private func contractSnippet() async throws {
