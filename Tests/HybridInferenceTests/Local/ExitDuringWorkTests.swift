@@ -78,7 +78,7 @@ private enum ExitScenario {
     case .context:
       try await waitUntil { !model.isIdle }
     case .prefill:
-      // The second of the prefill's six batches of 512 has started.
+      // The second of the prefill's batches of 512 (about five) has started.
       try await waitUntil { (model.batchedContext?.steps.count ?? 0) >= 2 }
     case .generation:
       try await waitUntil { texts.load(ordering: .relaxed) > 0 }
