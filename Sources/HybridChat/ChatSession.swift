@@ -35,7 +35,7 @@ actor ChatSession {
     self.answerer = Answerer(terminal: terminal, options: options, recorder: recorder)
     self.mode = mode
     self.pendingAttachments = firstAttachments
-    self.model = SwitchableModel(model, options: options.generationOptions)
+    self.model = SwitchableModel(model)
     self.session = Self.makeSession(self.model, options, logHandler)
   }
 

@@ -89,59 +89,8 @@ public enum ArgumentParser {
   }
 }
 
-/// The flags, each knowing how to check its value and store it.
-private enum Flag: CaseIterable {
-  case help, version, mode, model, cloudModel, server, serverModel, system, tool, temperature, topP, topK, seed,
-    maxTokens
-  case thinking, noStream, json
-  case image
-  case vertexProject, vertexLocation
-  case fallbackOn, hedgeAfter, continueInterrupted
-
-  init?(spelling: String) {
-    if spelling == "-h" {
-      self = .help
-      return
-    }
-    guard let flag = Flag.allCases.first(where: { $0.spelling == spelling }) else { return nil }
-    self = flag
-  }
-
-  var spelling: String {
-    switch self {
-    case .help: "--help"
-    case .version: "--version"
-    case .mode: "--mode"
-    case .model: "--model"
-    case .cloudModel: "--cloud-model"
-    case .server: "--server"
-    case .serverModel: "--server-model"
-    case .system: "--system"
-    case .tool: "--tool"
-    case .temperature: "--temperature"
-    case .topP: "--top-p"
-    case .topK: "--top-k"
-    case .seed: "--seed"
-    case .maxTokens: "--max-tokens"
-    case .thinking: "--thinking"
-    case .noStream: "--no-stream"
-    case .json: "--json"
-    case .image: "--image"
-    case .vertexProject: "--vertex-project"
-    case .vertexLocation: "--vertex-location"
-    case .fallbackOn: "--fallback-on"
-    case .hedgeAfter: "--hedge-after"
-    case .continueInterrupted: "--continue-interrupted"
-    }
-  }
-
-  var takesValue: Bool {
-    switch self {
-    case .help, .version, .noStream, .json, .continueInterrupted: false
-    default: true
-    }
-  }
-
+/// How each flag checks its value and stores it.
+extension Flag {
   func apply(_ value: String?, to options: inout ChatOptions) throws(CommandError) {
     let value = value ?? ""
     switch self {

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// The routing flags of a hybrid mode: `--fallback-on`, `--hedge-after`,
 /// `--continue-interrupted` (issue 25).

@@ -6,6 +6,8 @@ import HybridInferenceOpenAI
 import HybridInferenceRemote
 import XCTest
 
+@testable import HybridChatCore
+
 /// The hand-written parser: every flag, both spellings of a value, the prompt
 /// words, and every usage error.
 final class CLIArgumentParserTests: XCTestCase {
@@ -26,6 +28,28 @@ final class CLIArgumentParserTests: XCTestCase {
       XCTAssertEqual(error.kind, .usage)
       XCTAssertEqual(error.exitCode, 2)
       return error
+    }
+  }
+
+  /// Flags and their help come from one table (`Flag`): every flag the
+  /// parser takes is in the help with its value, and every option the help
+  /// names is one the parser takes.
+  func testHelp_listsEveryFlagTheParserTakes_andNoOther() {
+    let usage = HelpText.usage
+    for flag in Flag.allCases {
+      let shown = flag.spelling + (flag.valueName.map { " " + $0 } ?? "")
+      XCTAssertTrue(usage.contains("  \(shown) ") || usage.contains(", \(shown) "), "the help lacks \(shown)")
+      do {
+        _ = try ArgumentParser.parse([flag.spelling] + (flag.takesValue ? ["1"] : []))
+      } catch {
+        XCTAssertNotEqual(error.message, "unknown option '\(flag.spelling)'")
+      }
+    }
+    let words = usage.split(whereSeparator: { " \n,.()".contains($0) })
+    let named = Set(words.filter { $0.hasPrefix("-") && $0.count > 1 })
+    XCTAssertEqual(named.count, Flag.allCases.count + 1, "every flag and -h: \(named.sorted())")
+    for name in named {
+      XCTAssertNotNil(Flag(spelling: String(name)), "the help names \(name), which the parser refuses")
     }
   }
 
