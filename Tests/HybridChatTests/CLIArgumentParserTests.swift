@@ -38,7 +38,9 @@ final class CLIArgumentParserTests: XCTestCase {
     let usage = HelpText.usage
     for flag in Flag.allCases {
       let shown = flag.spelling + (flag.valueName.map { " " + $0 } ?? "")
-      XCTAssertTrue(usage.contains("  \(shown) ") || usage.contains(", \(shown) "), "the help lacks \(shown)")
+      // A flag too long for the column stands alone on its line.
+      let listed = ["  \(shown) ", ", \(shown) ", "  \(shown)\n"].contains { usage.contains($0) }
+      XCTAssertTrue(listed, "the help lacks \(shown)")
       do {
         _ = try ArgumentParser.parse([flag.spelling] + (flag.takesValue ? ["1"] : []))
       } catch {
