@@ -45,8 +45,6 @@ package struct RemoteModelShell: Sendable {
       memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
   }
 
-  /// `.offline` while the origin is remembered as offline; nil otherwise.
-  /// Never waits.
   /// Where this model's rate limits are remembered (DESIGN §8): per origin,
   /// model and credential, so another key or token on the same server is
   /// asked as usual.
@@ -57,6 +55,8 @@ package struct RemoteModelShell: Sendable {
     }
   }
 
+  /// `.offline` while the origin is remembered as offline; nil otherwise.
+  /// Never waits.
   package var rememberedOffline: (any Error)? {
     guard let reporter = reachability, let error = reporter.memory.verdict(for: reporter.origin) else {
       return nil
