@@ -28,8 +28,9 @@ struct MetadataServer: Sendable {
   let tokenURL: URL
   let call: RemoteCall
 
-  /// The metadata server at `host` (`host[:port]`), by default
-  /// `GCE_METADATA_HOST` from `environment`, else `metadata.google.internal`.
+  /// The metadata server at `host` (`host[:port]`, the model's
+  /// `GCE_METADATA_HOST`); nil or empty for `metadata.google.internal`.
+  /// Nil when that does not make a URL of a host and the token path.
   init?(host: String?, options: RequestOptions) {
     let host = host.flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultHost
     guard let url = URL(string: "http://\(host)\(Self.tokenPath)"), Origin(url) != nil,

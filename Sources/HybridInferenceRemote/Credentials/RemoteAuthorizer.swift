@@ -39,11 +39,11 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
   /// The signer for `credential`; nil for an empty key (no credential).
   /// - Parameters:
   ///   - keyPlacement: Where this backend puts an API key.
-  ///   - metadataHost: The metadata server's `host[:port]`; nil for
-  ///     `GCE_METADATA_HOST`'s value or Google's host.
+  ///   - metadataHost: The metadata server's `host[:port]` (the model
+  ///     passes `GCE_METADATA_HOST`); nil or empty for Google's host.
   ///   - options: The model's timeouts, for fetching a metadata token.
   ///   - log: Where retries of that fetch are reported.
-  package init?(
+  init?(
     _ credential: Credential, keyPlacement: KeyPlacement, metadataHost: String?,
     options: RequestOptions, log: LogHandler
   ) {
