@@ -30,9 +30,9 @@ actor TokenCache {
   }
 
   /// A token other than `rejected`, which the server refused: the one another
-  /// request already fetched, or a new one.
+  /// request already fetched, while it is fresh, or a new one.
   func token(replacing rejected: BearerToken) async throws -> BearerToken {
-    if let current, current.secret != rejected.secret { return current }
+    if let current, current.secret != rejected.secret, current.isFresh(at: .now) { return current }
     current = nil
     return try await refreshed()
   }

@@ -212,6 +212,27 @@ final class CloudCredentialTests: CloudTestCase {
     }
   }
 
+  /// After a 401, the token another request fetched meanwhile is used only
+  /// while it is fresh: an expired one would just be refused again.
+  func testARefusedTokenIsReplaced_notByAnExpiredOne() async throws {
+    let calls = Mutex(0)
+    let cache = TokenCache {
+      let call = calls.withLock { calls in
+        calls += 1
+        return calls
+      }
+      // Every token is already due for renewal when it arrives.
+      return try BearerToken.checked("t\(call)", renewAt: .now - .seconds(1))
+    }
+    let refused = try await cache.token()
+    XCTAssertEqual(refused.secret.value, "t1")
+    // Another request finds t1 expired and fetches t2, which expires too.
+    let other = try await cache.token()
+    XCTAssertEqual(other.secret.value, "t2")
+    let replacement = try await cache.token(replacing: refused)
+    XCTAssertEqual(replacement.secret.value, "t3")
+  }
+
   func testATokenIsNeverCarriedAcrossARedirectToAnotherOrigin() async throws {
     let other = try GeminiTestServer()
     defer { other.stop() }
