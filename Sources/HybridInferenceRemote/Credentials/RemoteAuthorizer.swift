@@ -91,7 +91,7 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
 
   /// Which credential this is, for keying what is remembered per credential
   /// (rate limits) without keeping the secret: a key's hash, or the token
-  /// cache's identity (tokens rotate; the provider behind them does not).
+  /// cache's own `id` (tokens rotate; the provider behind them does not).
   package var identity: Int {
     switch signer {
     case .key(let key, _):
@@ -99,7 +99,7 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
       hasher.combine(key.value)
       return hasher.finalize()
     case .tokens(let cache, _):
-      return ObjectIdentifier(cache).hashValue
+      return cache.id.hashValue
     }
   }
 
