@@ -197,4 +197,29 @@ final class CloudVertexTests: CloudTestCase {
       XCTAssertNoThrow(try vertex(name, project: good, authorization: token).client.endpoint.url(for: .generateContent))
     }
   }
+  /// A request that cannot connect fails with the URLSession's `URLError`,
+  /// whose failing URL would carry the project path: it keeps only the
+  /// scheme, host and port, wherever an app prints or dumps it.
+  func testAnUnreachableServersError_doesNotCarryTheProjectPath() async throws {
+    let closed = try closedLoopbackPort()
+    let model = vertex(
+      "m", authorization: token, baseURL: try XCTUnwrap(URL(string: "http://127.0.0.1:\(closed)")))
+    let error = await captureError {
+      try await GenerativeModelSession(model: model, logHandler: .silent).respond(to: "hi")
+    }
+    guard case .offline(let underlying)? = error as? HybridInferenceError else {
+      return XCTFail("\(String(describing: error))")
+    }
+    let urlError = try XCTUnwrap(underlying as? URLError)
+    XCTAssertEqual(urlError.failingURL?.host, "127.0.0.1")
+    XCTAssertEqual(urlError.failingURL?.port, closed)
+    var dumped = ""
+    dump(error, to: &dumped)
+    for text in [
+      dumped, String(describing: urlError), String(reflecting: urlError), "\(urlError.userInfo)",
+      urlError.localizedDescription,
+    ] {
+      XCTAssertFalse(text.contains("SECRET"), text)
+    }
+  }
 }
