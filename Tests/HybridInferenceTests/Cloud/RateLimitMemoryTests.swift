@@ -47,4 +47,17 @@ final class RateLimitMemoryTests: XCTestCase {
       XCTAssertNotNil(memory.verdict(for: key))
     }
   }
+  /// The key of a model value that is gone is never asked again: its
+  /// expired entry is swept when the memory grows, not kept for good.
+  func testExpiredEntries_areSweptAsNewOnesCome() async throws {
+    let memory = RateLimitMemory()
+    let origin = try XCTUnwrap(URL(string: "https://example.com").flatMap(Origin.init))
+    let limited = CloudAPIError(httpStatus: 429, message: "slow down", retryDelay: .milliseconds(1))
+    for index in 0..<500 {
+      memory.record(limited, for: RateLimitMemory.Key(origin: origin, model: "m\(index)", credential: nil))
+    }
+    try await Task.sleep(for: .milliseconds(20))  // every delay is over
+    memory.record(limited, for: RateLimitMemory.Key(origin: origin, model: "last", credential: nil))
+    XCTAssertLessThanOrEqual(memory.count, RateLimitMemory.sweepThreshold)
+  }
 }
