@@ -62,7 +62,8 @@ struct MetadataServer: Sendable {
     }
   }
 
-  /// A fresh token; its `renewAt` a margin before its `expires_in`.
+  /// A fresh token; its `renewAt` a margin before its `expires_in`, none
+  /// when the server did not say (kept until a 401, as `BearerToken` says).
   func fetch(log: LogHandler) async throws -> BearerToken {
     var request = try RemoteRequest.make(tokenURL, body: String?.none, streaming: false, timeout: call.options.timeout)
     request.setValue("Google", forHTTPHeaderField: "Metadata-Flavor")
@@ -74,8 +75,11 @@ struct MetadataServer: Sendable {
     if let type = response.tokenType, type.lowercased() != "bearer" {
       throw HybridInferenceError.malformedResponse("the token is of type \(ServerText.inert(type, limit: 32))")
     }
+    guard let expiresIn = response.expiresIn else {
+      return try BearerToken.checked(response.accessToken, renewAt: nil)
+    }
     // Bounded: a day at most, so the arithmetic below cannot overflow.
-    let lifetime = Duration.seconds(min(max(response.expiresIn ?? 0, 0), 86_400))
+    let lifetime = Duration.seconds(min(max(expiresIn, 0), 86_400))
     let margin = min(Self.renewalMargin, lifetime / 2)
     return try BearerToken.checked(response.accessToken, renewAt: started + lifetime - margin)
   }

@@ -196,6 +196,13 @@ final class CloudCredentialTests: CloudTestCase {
     fetches = try await server.requestCount("_metadata")
     XCTAssertEqual(fetches, 3)
 
+    // A token without expires_in is kept until a 401, as the app's tokens are.
+    try await server.configureMetadata(expiresIn: nil)
+    let unsaid = model(name, authorization: .metadataServer, environment: environment)
+    for index in 0..<3 { _ = try await unsaid.respond(to: Self.prompt("u\(index)")) }
+    fetches = try await server.requestCount("_metadata")
+    XCTAssertEqual(fetches, 4, "one token for three requests (no expires_in)")
+
     // A failing metadata server is a typed error naming it; so is none at all.
     try await server.configureMetadata(status: 500)
     let failing = model(name, authorization: .metadataServer, environment: environment)
