@@ -136,12 +136,8 @@ public struct CloudGeminiModel: LanguageModel {
       credential = authorization ?? (APIKey(apiKey) ?? APIKey.fromEnvironment(environment)).map { .apiKey($0.value) }
     }
     self.shell = RemoteModelShell(
-      name: name, baseURL: self.baseURL, requestOptions: requestOptions,
-      authorizer: credential.flatMap {
-        RemoteAuthorizer(
-          $0, keyPlacement: .header("x-goog-api-key"), metadataHost: environment["GCE_METADATA_HOST"],
-          options: requestOptions, log: logHandler)
-      })
+      name: name, baseURL: self.baseURL, requestOptions: requestOptions, credential: credential,
+      keyPlacement: .header("x-goog-api-key"), environment: environment, log: logHandler)
   }
 
   /// The model name: what `GenerateContentResponse.modelVersion` says when

@@ -33,7 +33,9 @@ public struct GeminiBackend: Sendable, Hashable, CustomStringConvertible, Custom
   /// - Parameters:
   ///   - project: The Google Cloud project id; nil reads
   ///     `GOOGLE_CLOUD_PROJECT`. Without one the model is
-  ///     `.unavailable(.missingProject)`.
+  ///     `.unavailable(.missingProject)`; one that is not a project id
+  ///     (a slash, a space, a line break) makes each request throw
+  ///     `invalidOptions` before anything is sent.
   ///   - location: The region (`"us-central1"`, `"europe-west4"`) or
   ///     `"global"`; nil reads `GOOGLE_CLOUD_LOCATION`, then uses
   ///     `"global"`. `global` is served by `aiplatform.googleapis.com`, a
@@ -94,6 +96,22 @@ struct ResolvedBackend: Sendable, Hashable {
   static func isValidLocation(_ location: String) -> Bool {
     !location.isEmpty && location.utf8.count <= 63
       && location.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
+  }
+
+  /// Whether a project can go into a URL path and a header as it is: a
+  /// project id (`my-project`), number or domain-scoped id
+  /// (`example.com:my-project`), at most 128 bytes of ASCII letters, digits,
+  /// `-`, `_`, `.` and `:`, beginning with a letter or digit. Anything else
+  /// (a slash or `..` would walk the path to another resource, a line break
+  /// would add headers) is refused before a request is sent.
+  static func isValidProject(_ project: String) -> Bool {
+    let bytes = project.utf8
+    func isAlphanumeric(_ byte: UInt8) -> Bool {
+      (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+    guard let first = bytes.first, isAlphanumeric(first), bytes.count <= 128 else { return false }
+    let punctuation = Set("-_.:".utf8)
+    return bytes.allSatisfy { isAlphanumeric($0) || punctuation.contains($0) }
   }
 
   /// The server when no base URL is given: Google's for the Gemini API,

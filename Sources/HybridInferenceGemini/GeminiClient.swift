@@ -15,10 +15,9 @@ struct GeminiClient: Sendable {
   let call: RemoteCall
 
   init(shell: RemoteModelShell, endpoint: GeminiEndpoint) {
-    let secrets = shell.authorizer
     self.modelName = shell.name
     self.endpoint = endpoint
-    self.call = shell.call(reachability: shell.reachability) { head, body in
+    self.call = shell.call { head, body, secrets in
       RemoteErrorMapping.apiError(
         status: head.statusCode, contentType: head.contentType, body: body, secrets: secrets)
     }

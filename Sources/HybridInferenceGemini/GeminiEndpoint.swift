@@ -60,8 +60,13 @@ struct GeminiEndpoint: Sendable {
 
   /// `{base}/{version}/{modelPath}:{method}`, with `?alt=sse` for streams.
   /// No key is ever part of it. The error names neither the model path nor
-  /// the project (a Vertex project id stays out of errors).
+  /// the project (a Vertex project id stays out of errors); a project that
+  /// is not an id (`ResolvedBackend.isValidProject`) is `invalidOptions`.
   func url(for method: Method) throws(HybridInferenceError) -> URL {
+    if let project, !ResolvedBackend.isValidProject(project) {
+      throw .invalidOptions(
+        "the Vertex AI project is not a project id (ASCII letters, digits, '-', '_', '.', ':', at most 128)")
+    }
     var base = baseURL.absoluteString
     while base.hasSuffix("/") { base.removeLast() }
     let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#:"))

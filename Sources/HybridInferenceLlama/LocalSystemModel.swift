@@ -145,6 +145,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     claim.uses(context)
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     let name = model.name
+    // Locked: `onText` runs on the scheduler's thread while this task waits
+    // in `submit`, and this task reads both once `submit` has returned.
     let answer = Locked("")
     // Holds back a tool call's text (the scheduler feeds it, this task finishes it).
     let filter = Locked(tools.map { ToolCallStreamFilter(syntax: $0.syntax) })

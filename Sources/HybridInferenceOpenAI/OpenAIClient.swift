@@ -16,10 +16,9 @@ struct OpenAIClient: Sendable {
   let call: RemoteCall
 
   init(shell: RemoteModelShell, endpoint: OpenAIEndpoint) {
-    let secrets = shell.authorizer
     self.modelName = shell.name
     self.endpoint = endpoint
-    self.call = shell.call(reachability: shell.reachability) { head, body in
+    self.call = shell.call { head, body, secrets in
       OpenAIErrorMapping.apiError(head: head, body: body, secrets: secrets)
     }
   }

@@ -87,12 +87,8 @@ public struct OpenAICompatibleModel: LanguageModel {
     let credential =
       authorization ?? (APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"])).map { .apiKey($0.value) }
     self.shell = RemoteModelShell(
-      name: name, baseURL: baseURL, requestOptions: requestOptions,
-      authorizer: credential.flatMap {
-        RemoteAuthorizer(
-          $0, keyPlacement: .bearer, metadataHost: environment["GCE_METADATA_HOST"], options: requestOptions,
-          log: logHandler)
-      })
+      name: name, baseURL: baseURL, requestOptions: requestOptions, credential: credential, keyPlacement: .bearer,
+      environment: environment, log: logHandler)
   }
 
   /// The model name; each response carries the server's own `model` instead

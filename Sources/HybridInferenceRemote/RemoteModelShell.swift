@@ -22,15 +22,25 @@ package struct RemoteModelShell: Sendable {
   /// The URL session every copy of the model shares.
   package let transport: HTTPTransport
 
+  /// The shell of a model that signs with `credential` (nil, or an empty
+  /// key: no credential).
+  /// - Parameters:
+  ///   - keyPlacement: Where this backend puts an API key.
+  ///   - environment: Read for `GCE_METADATA_HOST` (`Credential.metadataServer`).
+  ///   - log: Where retries of a metadata token fetch are reported.
   package init(
-    name: String, baseURL: URL, requestOptions: RequestOptions, authorizer: RemoteAuthorizer?,
-    transport: HTTPTransport = HTTPTransport()
+    name: String, baseURL: URL, requestOptions: RequestOptions, credential: Credential?,
+    keyPlacement: RemoteAuthorizer.KeyPlacement, environment: [String: String], log: LogHandler
   ) {
     self.name = name
     self.baseURL = baseURL
     self.requestOptions = requestOptions
-    self.authorizer = authorizer
-    self.transport = transport
+    self.authorizer = credential.flatMap {
+      RemoteAuthorizer(
+        $0, keyPlacement: keyPlacement, metadataHost: environment["GCE_METADATA_HOST"], options: requestOptions,
+        log: log)
+    }
+    self.transport = HTTPTransport()
   }
 
   /// The key, when the credential is one.
@@ -45,8 +55,6 @@ package struct RemoteModelShell: Sendable {
       memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
   }
 
-  /// `.offline` while the origin is remembered as offline; nil otherwise.
-  /// Never waits.
   /// Where this model's rate limits are remembered (DESIGN §8): per origin,
   /// model and credential, so another key or token on the same server is
   /// asked as usual.
@@ -57,6 +65,8 @@ package struct RemoteModelShell: Sendable {
     }
   }
 
+  /// `.offline` while the origin is remembered as offline; nil otherwise.
+  /// Never waits.
   package var rememberedOffline: (any Error)? {
     guard let reporter = reachability, let error = reporter.memory.verdict(for: reporter.origin) else {
       return nil
@@ -64,14 +74,17 @@ package struct RemoteModelShell: Sendable {
     return HybridInferenceError.offline(error)
   }
 
-  /// The shared exchange for this model, with the backend's error mapping.
+  /// The shared exchange for this model, with the backend's error mapping
+  /// (`apiError` gets the response's head and bounded body, and the
+  /// authorizer to redact the credential with).
   package func call(
-    reachability: ReachabilityMemory.Reporter?,
-    apiError: @escaping @Sendable (ResponseHead, Data) -> HybridInferenceError
+    apiError: @escaping @Sendable (ResponseHead, Data, RemoteAuthorizer?) -> HybridInferenceError
   ) -> RemoteCall {
-    RemoteCall(
+    let secrets = authorizer
+    return RemoteCall(
       modelName: name, options: requestOptions, transport: transport, reachability: reachability,
-      authorizer: authorizer, rateLimits: rateLimits, apiError: apiError)
+      authorizer: authorizer, rateLimits: rateLimits
+    ) { head, body in apiError(head, body, secrets) }
   }
 
   /// The base URL as descriptions show it: no user, password or query.

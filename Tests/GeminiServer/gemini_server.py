@@ -25,8 +25,9 @@ returns a stale token and then a fresh one sees one refresh).
 The metadata server: GET /computeMetadata/v1/instance/service-accounts/default/token
 with Metadata-Flavor: Google answers {"access_token": "ya29.valid-meta-N",
 "expires_in": E, "token_type": "Bearer"} (N counts the fetches; without the
-header, a 403). GET /_metadata?expires_in=E&status=S sets E (default 3600) and
-makes every later fetch answer S instead when S is not 200.
+header, a 403). GET /_metadata?expires_in=E&status=S sets E (default 3600; a
+negative E leaves expires_in out) and makes every later fetch answer S instead
+when S is not 200.
 
 The model name picks the behaviour. `~`-separated options follow it:
 
@@ -365,6 +366,8 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
             return self.send_body(settings["status"], b"metadata server failure", "text/plain", count=count)
         token = {"access_token": f"ya29.valid-meta-{count}", "expires_in": settings["expires_in"],
                  "token_type": "Bearer"}
+        if settings["expires_in"] < 0:  # a negative setting: no expires_in at all
+            del token["expires_in"]
         self.send_body(200, json.dumps(token).encode(), count=count)
 
     def count_tokens(self, body, count):

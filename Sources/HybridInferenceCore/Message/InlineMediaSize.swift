@@ -15,7 +15,7 @@ package enum InlineMediaSize {
   }
 
   /// The base64 bytes of every `inlineData` part in `transcript`, or nil on overflow.
-  package static func encodedBytes(in transcript: Transcript) -> Int? {
+  static func encodedBytes(in transcript: Transcript) -> Int? {
     var total = 0
     for entry in transcript.entries {
       for part in entry.content.parts {

@@ -64,7 +64,9 @@ public struct Attachment: Sendable, Hashable {
     let mimeType = mimeType
     func refuse(_ why: String) -> HybridInferenceError { .invalidAttachment("attachment \(position): \(why)") }
     guard MediaType.isWellFormed(mimeType) else {
-      throw refuse("the MIME type \"\(mimeType)\" is not of the form type/subtype (image/jpeg)")
+      // Quoted inert: any string can be given here, and the message may be logged.
+      throw refuse(
+        "the MIME type \"\(ServerText.inert(mimeType, limit: 128))\" is not of the form type/subtype (image/jpeg)")
     }
     if isImage, !MediaType.isImage(mimeType) {
       throw refuse("an image needs an image/ MIME type, not \(mimeType); use .data for other media")

@@ -29,6 +29,10 @@ public final class GenerativeModelSession: Sendable {
   public let contextOverflow: ContextOverflow
   private let logHandler: LogHandler
   private let storage = SessionStorage()
+  /// Why a lock: the session is a `Sendable` class that any task may call;
+  /// the transcript and the one active request are read and replaced in a
+  /// few field accesses, never across an `await`, so an actor's hops are
+  /// not needed and `transcript` stays a synchronous property.
   private let state: Locked<State>
 
   private struct State {

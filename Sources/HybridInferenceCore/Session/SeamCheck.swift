@@ -8,13 +8,23 @@
 /// a single repeated word (`the the`) is dropped too, which a real answer
 /// rarely needs, and a continuation that restarts the sentence further back
 /// is left as it came.
+///
+/// Text without spaces (Chinese, Japanese, one long token) never reaches
+/// the word count: it is let go once `maximumHeldCharacters` have come, so
+/// such an answer still streams, and each delta's re-split of the held text
+/// stays bounded.
 struct SeamCheck {
   /// The most words of overlap looked for; also how many words are held.
   static let maximumOverlap = 16
+  /// The most characters held, whatever the word count: far above 17
+  /// words of any language that spaces its words.
+  static let maximumHeldCharacters = 2048
 
   private let earlierWords: [Substring]
   private let earlierEndsInSpace: Bool
   private var text = ""
+  /// `text.count`, kept as it grows (counting anew per delta would be quadratic).
+  private var heldCharacters = 0
   /// The deltas whose text is held.
   private(set) var held: [GenerateContentResponse] = []
 
@@ -29,6 +39,8 @@ struct SeamCheck {
   mutating func add(_ delta: GenerateContentResponse) -> String? {
     held.append(delta)
     text += delta.text
+    heldCharacters += delta.text.count
+    if heldCharacters > Self.maximumHeldCharacters { return joined() }
     // One more word than the overlap, and that word's end, must have come.
     let words = text.split(whereSeparator: \.isWhitespace)
     guard words.count > Self.maximumOverlap + 1 else { return nil }

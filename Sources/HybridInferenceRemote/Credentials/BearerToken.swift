@@ -2,12 +2,12 @@ import Foundation
 import HybridInferenceCore
 
 /// A bearer token and, when its issuer said, the moment it stops being good.
-package struct BearerToken: Sendable, Hashable {
+struct BearerToken: Sendable, Hashable {
   /// The token, unprintable like a key.
-  package let secret: APIKey
+  let secret: APIKey
   /// When to ask for a new one (already a margin before the real expiry);
   /// nil when the issuer did not say (then it is kept until a 401).
-  package let renewAt: ContinuousClock.Instant?
+  let renewAt: ContinuousClock.Instant?
 
   /// Whether it may still be sent.
   func isFresh(at now: ContinuousClock.Instant) -> Bool {

@@ -58,8 +58,8 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
   /// Functions): `GET http://metadata.google.internal/computeMetadata/v1/
   /// instance/service-accounts/default/token` with `Metadata-Flavor: Google`.
   ///
-  /// The token is kept until a minute before it expires (`expires_in`), or
-  /// until the server refuses it with 401. `GCE_METADATA_HOST` names another
+  /// The token is kept until a minute before it expires (`expires_in`;
+  /// without one, for good), or until the server refuses it with 401. `GCE_METADATA_HOST` names another
   /// host (and port), as in Google's own client libraries. Redirects are
   /// never followed. Off Google Cloud the request fails with
   /// `HybridInferenceError.authorizationFailed` naming the metadata server.

@@ -28,8 +28,9 @@ struct MetadataServer: Sendable {
   let tokenURL: URL
   let call: RemoteCall
 
-  /// The metadata server at `host` (`host[:port]`), by default
-  /// `GCE_METADATA_HOST` from `environment`, else `metadata.google.internal`.
+  /// The metadata server at `host` (`host[:port]`, the model's
+  /// `GCE_METADATA_HOST`); nil or empty for `metadata.google.internal`.
+  /// Nil when that does not make a URL of a host and the token path.
   init?(host: String?, options: RequestOptions) {
     let host = host.flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultHost
     guard let url = URL(string: "http://\(host)\(Self.tokenPath)"), Origin(url) != nil,
@@ -61,7 +62,8 @@ struct MetadataServer: Sendable {
     }
   }
 
-  /// A fresh token; its `renewAt` a margin before its `expires_in`.
+  /// A fresh token; its `renewAt` a margin before its `expires_in`, none
+  /// when the server did not say (kept until a 401, as `BearerToken` says).
   func fetch(log: LogHandler) async throws -> BearerToken {
     var request = try RemoteRequest.make(tokenURL, body: String?.none, streaming: false, timeout: call.options.timeout)
     request.setValue("Google", forHTTPHeaderField: "Metadata-Flavor")
@@ -73,8 +75,11 @@ struct MetadataServer: Sendable {
     if let type = response.tokenType, type.lowercased() != "bearer" {
       throw HybridInferenceError.malformedResponse("the token is of type \(ServerText.inert(type, limit: 32))")
     }
+    guard let expiresIn = response.expiresIn else {
+      return try BearerToken.checked(response.accessToken, renewAt: nil)
+    }
     // Bounded: a day at most, so the arithmetic below cannot overflow.
-    let lifetime = Duration.seconds(min(max(response.expiresIn ?? 0, 0), 86_400))
+    let lifetime = Duration.seconds(min(max(expiresIn, 0), 86_400))
     let margin = min(Self.renewalMargin, lifetime / 2)
     return try BearerToken.checked(response.accessToken, renewAt: started + lifetime - margin)
   }

@@ -32,18 +32,18 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
   package let kind: String
 
   /// The credential's secret as sent: the key, or the token of one attempt.
-  package struct Grant: Sendable {
+  struct Grant: Sendable {
     let token: BearerToken?
   }
 
   /// The signer for `credential`; nil for an empty key (no credential).
   /// - Parameters:
   ///   - keyPlacement: Where this backend puts an API key.
-  ///   - metadataHost: The metadata server's `host[:port]`; nil for
-  ///     `GCE_METADATA_HOST`'s value or Google's host.
+  ///   - metadataHost: The metadata server's `host[:port]` (the model
+  ///     passes `GCE_METADATA_HOST`); nil or empty for Google's host.
   ///   - options: The model's timeouts, for fetching a metadata token.
   ///   - log: Where retries of that fetch are reported.
-  package init?(
+  init?(
     _ credential: Credential, keyPlacement: KeyPlacement, metadataHost: String?,
     options: RequestOptions, log: LogHandler
   ) {
@@ -89,11 +89,9 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
     return nil
   }
 
-  /// Whether requests carry bearer tokens (not a key): then Google wants
-  /// `x-goog-user-project` to name the project billed.
   /// Which credential this is, for keying what is remembered per credential
   /// (rate limits) without keeping the secret: a key's hash, or the token
-  /// cache's identity (tokens rotate; the provider behind them does not).
+  /// cache's own `id` (tokens rotate; the provider behind them does not).
   package var identity: Int {
     switch signer {
     case .key(let key, _):
@@ -101,17 +99,19 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
       hasher.combine(key.value)
       return hasher.finalize()
     case .tokens(let cache, _):
-      return ObjectIdentifier(cache).hashValue
+      return cache.id.hashValue
     }
   }
 
+  /// Whether requests carry bearer tokens (not a key): then Google wants
+  /// `x-goog-user-project` to name the project billed.
   package var usesTokens: Bool {
     if case .tokens = signer { return true }
     return false
   }
 
   /// Puts the credential on `request`; returns what was sent.
-  package func sign(_ request: inout URLRequest) async throws -> Grant {
+  func sign(_ request: inout URLRequest) async throws -> Grant {
     switch signer {
     case .key(let key, .header(let name)):
       request.setValue(key.value, forHTTPHeaderField: name)
@@ -129,7 +129,7 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
   /// Signs `request` again after the server refused `grant` with 401, with
   /// a token other than the refused one; nil when there is none to get (a
   /// key cannot be renewed).
-  package func resign(_ request: inout URLRequest, refused grant: Grant) async throws -> Grant? {
+  func resign(_ request: inout URLRequest, refused grant: Grant) async throws -> Grant? {
     guard case .tokens(let cache, _) = signer, let refused = grant.token else { return nil }
     let token = try await cache.token(replacing: refused)
     request.setValue("Bearer \(token.secret.value)", forHTTPHeaderField: "Authorization")

@@ -18,6 +18,11 @@ actor TokenCache {
   /// (`Locked`) rather than actor state. At most `rememberedTokens`.
   nonisolated let issued = Locked<[APIKey]>([])
   static let rememberedTokens = 4
+  /// Who this cache is, for keying what is remembered per credential
+  /// (`RemoteAuthorizer.identity`): unique for good, where an
+  /// `ObjectIdentifier` is reused by the next cache allocated at a freed
+  /// one's address, which would inherit its remembered 429.
+  nonisolated let id = UUID()
 
   init(fetch: @escaping @Sendable () async throws -> BearerToken) {
     self.fetch = fetch
@@ -30,9 +35,9 @@ actor TokenCache {
   }
 
   /// A token other than `rejected`, which the server refused: the one another
-  /// request already fetched, or a new one.
+  /// request already fetched, while it is fresh, or a new one.
   func token(replacing rejected: BearerToken) async throws -> BearerToken {
-    if let current, current.secret != rejected.secret { return current }
+    if let current, current.secret != rejected.secret, current.isFresh(at: .now) { return current }
     current = nil
     return try await refreshed()
   }

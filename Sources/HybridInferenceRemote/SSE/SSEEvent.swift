@@ -14,9 +14,9 @@ package struct SSEEvent: Sendable, Hashable {
   /// The `data:` lines joined with `"\n"`; empty when there were none.
   var data: String
   /// Whether at least one `data:` line was present (an empty `data:` counts).
-  package var hasData: Bool
+  var hasData: Bool
   /// Lines that were neither a known field nor a comment, in order.
-  package var otherLines: [String]
+  var otherLines: [String]
 
   init(type: String? = nil, data: String = "", hasData: Bool = false, otherLines: [String] = []) {
     self.type = type
@@ -29,15 +29,15 @@ package struct SSEEvent: Sendable, Hashable {
   ///
   /// Only the ends are looked at, byte by byte: Foundation's
   /// `trimmingCharacters` walks the whole string (0.8 s for a 20 MB event).
-  package var trimmedData: Substring { Self.trimmed(data) }
+  var trimmedData: Substring { Self.trimmed(data) }
 
   /// The lines that were not fields, joined, without the spaces and tabs around them.
-  package var trimmedOtherLines: Substring { Self.trimmed(otherLines.joined(separator: "\n")) }
+  var trimmedOtherLines: Substring { Self.trimmed(otherLines.joined(separator: "\n")) }
 
   /// Whether `json` opens as an object whose first key is `"error"`, which
   /// Google's error object (`{"error": {...}}`, its only key) always does.
   /// Reads a few bytes, not the whole text.
-  package static func opensErrorObject(_ json: Substring) -> Bool {
+  static func opensErrorObject(_ json: Substring) -> Bool {
     var bytes = json.utf8.drop { isWhitespace($0) }
     guard bytes.first == UInt8(ascii: "{") else { return false }
     bytes = bytes.dropFirst().drop { isWhitespace($0) }

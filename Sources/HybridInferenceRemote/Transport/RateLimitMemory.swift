@@ -68,9 +68,21 @@ package final class RateLimitMemory: Sendable {
     guard error.httpStatus == 429 || error.status == "RESOURCE_EXHAUSTED",
       let delay = error.retryDelay, delay > .zero
     else { return }
-    let until = ContinuousClock.now + min(delay, Self.maximumDelay)
-    entries.withLock { $0[key] = Entry(error: error, until: until) }
+    let now = ContinuousClock.now
+    let until = now + min(delay, Self.maximumDelay)
+    entries.withLock { entries in
+      entries[key] = Entry(error: error, until: until)
+      // An entry is otherwise dropped only when its key is asked again, and
+      // the key of a model value that is gone never is.
+      if entries.count > Self.sweepThreshold { entries = entries.filter { now < $0.value.until } }
+    }
   }
+
+  /// Beyond this many entries, a new one sweeps out the expired ones.
+  static let sweepThreshold = 64
+
+  /// How many limits are remembered, expired ones not yet swept included.
+  var count: Int { entries.withLock { $0.count } }
 
   /// Forgets `key`'s rate limit (a request for it succeeded, or the app asked).
   package func forget(_ key: Key) {

@@ -207,13 +207,35 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
   }
 
   /// FoundationNetworking reports failures as `URLError` or as an `NSError`
-  /// in `NSURLErrorDomain`; both become a `URLError` here.
+  /// in `NSURLErrorDomain`; both become a `URLError` here, whose failing URL
+  /// keeps only its scheme, host and port: the path can name a Vertex AI
+  /// project and the URL a user and password, and an app may print or dump
+  /// the error it is handed.
   static func urlError(from error: any Error) -> any Error {
-    if let urlError = error as? URLError { return urlError }
-    let nsError = error as NSError
-    if nsError.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: nsError.code) {
-      return URLError(code)
+    let code: URLError.Code
+    let failingURL: URL?
+    if let urlError = error as? URLError {
+      (code, failingURL) = (urlError.code, urlError.failingURL)
+    } else {
+      let nsError = error as NSError
+      guard nsError.domain == NSURLErrorDomain, let known = URLError.Code(rawValue: nsError.code) else {
+        return error
+      }
+      (code, failingURL) = (known, nsError.userInfo[NSURLErrorFailingURLErrorKey] as? URL)
     }
-    return error
+    guard let origin = failingURL.flatMap(Self.origin(of:)) else { return URLError(code) }
+    return URLError(
+      code,
+      userInfo: [NSURLErrorFailingURLErrorKey: origin, NSURLErrorFailingURLStringErrorKey: origin.absoluteString])
+  }
+
+  /// `scheme://host[:port]` of `url`; nil without a scheme or host.
+  private static func origin(of url: URL) -> URL? {
+    guard let scheme = url.scheme, let host = url.host else { return nil }
+    var parts = URLComponents()
+    parts.scheme = scheme
+    parts.host = host
+    parts.port = url.port
+    return parts.url
   }
 }

@@ -196,6 +196,13 @@ final class CloudCredentialTests: CloudTestCase {
     fetches = try await server.requestCount("_metadata")
     XCTAssertEqual(fetches, 3)
 
+    // A token without expires_in is kept until a 401, as the app's tokens are.
+    try await server.configureMetadata(expiresIn: nil)
+    let unsaid = model(name, authorization: .metadataServer, environment: environment)
+    for index in 0..<3 { _ = try await unsaid.respond(to: Self.prompt("u\(index)")) }
+    fetches = try await server.requestCount("_metadata")
+    XCTAssertEqual(fetches, 4, "one token for three requests (no expires_in)")
+
     // A failing metadata server is a typed error naming it; so is none at all.
     try await server.configureMetadata(status: 500)
     let failing = model(name, authorization: .metadataServer, environment: environment)
@@ -210,6 +217,27 @@ final class CloudCredentialTests: CloudTestCase {
     else {
       return XCTFail("\(String(describing: error))")
     }
+  }
+
+  /// After a 401, the token another request fetched meanwhile is used only
+  /// while it is fresh: an expired one would just be refused again.
+  func testARefusedTokenIsReplaced_notByAnExpiredOne() async throws {
+    let calls = Mutex(0)
+    let cache = TokenCache {
+      let call = calls.withLock { calls in
+        calls += 1
+        return calls
+      }
+      // Every token is already due for renewal when it arrives.
+      return try BearerToken.checked("t\(call)", renewAt: .now - .seconds(1))
+    }
+    let refused = try await cache.token()
+    XCTAssertEqual(refused.secret.value, "t1")
+    // Another request finds t1 expired and fetches t2, which expires too.
+    let other = try await cache.token()
+    XCTAssertEqual(other.secret.value, "t2")
+    let replacement = try await cache.token(replacing: refused)
+    XCTAssertEqual(replacement.secret.value, "t3")
   }
 
   func testATokenIsNeverCarriedAcrossARedirectToAnotherOrigin() async throws {

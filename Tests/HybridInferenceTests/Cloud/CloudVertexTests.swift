@@ -170,4 +170,56 @@ final class CloudVertexTests: CloudTestCase {
       XCTAssertFalse(text.contains("SECRET"), text)
     }
   }
+  /// The project goes into the URL path and the `x-goog-user-project`
+  /// header: one with a slash, a dot-dot, a space or a line break (which
+  /// could walk the path elsewhere or add headers of its own) is refused
+  /// before anything is sent, and the error does not quote it.
+  func testAProjectThatIsNotAnID_isRefusedBeforeSending_withoutQuotingIt() async throws {
+    let name = "echo~\(uniqueID())"
+    for bad in ["SECRET/../../x", "SECRET\r\nX-Injected: 1", "..", "SECRET id", "-SECRET"] {
+      let model = vertex(name, project: bad, authorization: token)
+      let error = await captureError {
+        try await GenerativeModelSession(model: model, logHandler: .silent).respond(to: "hi")
+      }
+      guard case .invalidOptions(let why)? = error as? HybridInferenceError else {
+        XCTFail("\(bad.debugDescription): \(String(describing: error))")
+        continue
+      }
+      XCTAssertFalse(why.contains("SECRET"), why)
+      let streamed = await collectSnapshots(
+        GenerativeModelSession(model: model, logHandler: .silent).streamResponse(to: "hi"))
+      XCTAssertNotNil(streamed.error)
+    }
+    let arrived = try await server.requestCount(name)
+    XCTAssertEqual(arrived, 0)
+    // A domain-scoped project (`example.com:p`) and a project number are ids.
+    for good in ["example.com:proj", "123456789012"] {
+      XCTAssertNoThrow(try vertex(name, project: good, authorization: token).client.endpoint.url(for: .generateContent))
+    }
+  }
+  /// A request that cannot connect fails with the URLSession's `URLError`,
+  /// whose failing URL would carry the project path: it keeps only the
+  /// scheme, host and port, wherever an app prints or dumps it.
+  func testAnUnreachableServersError_doesNotCarryTheProjectPath() async throws {
+    let closed = try closedLoopbackPort()
+    let model = vertex(
+      "m", authorization: token, baseURL: try XCTUnwrap(URL(string: "http://127.0.0.1:\(closed)")))
+    let error = await captureError {
+      try await GenerativeModelSession(model: model, logHandler: .silent).respond(to: "hi")
+    }
+    guard case .offline(let underlying)? = error as? HybridInferenceError else {
+      return XCTFail("\(String(describing: error))")
+    }
+    let urlError = try XCTUnwrap(underlying as? URLError)
+    XCTAssertEqual(urlError.failingURL?.host, "127.0.0.1")
+    XCTAssertEqual(urlError.failingURL?.port, closed)
+    var dumped = ""
+    dump(error, to: &dumped)
+    for text in [
+      dumped, String(describing: urlError), String(reflecting: urlError), "\(urlError.userInfo)",
+      urlError.localizedDescription,
+    ] {
+      XCTAssertFalse(text.contains("SECRET"), text)
+    }
+  }
 }

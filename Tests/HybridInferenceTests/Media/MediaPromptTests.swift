@@ -98,6 +98,21 @@ final class MediaPromptTests: XCTestCase {
     XCTAssertTrue(session.transcript.entries.isEmpty)
   }
 
+  /// A malformed MIME type is quoted in the error cut short and with its
+  /// control characters escaped: the message may be logged or printed.
+  func testAMalformedMIMEType_isQuotedInert() async throws {
+    let session = GenerativeModelSession(model: ScriptedModel("cloud", placement: .cloud), logHandler: .silent)
+    let mimeType = "image/\u{1B}[2J" + String(repeating: "x", count: 100_000)
+    let error = await captureError {
+      try await session.respond(to: Prompt("Look", attachments: [.data(png, mimeType: mimeType)]))
+    }
+    guard case .invalidAttachment(let why)? = error as? HybridInferenceError else {
+      return XCTFail(String(describing: error).prefix(300).description)
+    }
+    XCTAssertFalse(why.contains("\u{1B}"), why)
+    XCTAssertLessThan(why.utf8.count, 1000)
+  }
+
   func testBase64Length_isFourPerThreeBytesRoundedUp_andOverflowIsNil() {
     XCTAssertEqual(InlineMediaSize.base64Length(of: 0), 0)
     XCTAssertEqual(InlineMediaSize.base64Length(of: 1), 4)

@@ -95,6 +95,23 @@ final class ContinuedAnswerTests: XCTestCase {
     XCTAssertEqual(joined("start", [long]), "start" + long)
   }
 
+  /// Text without spaces (Chinese, Japanese, a long URL) has no words to
+  /// count: the seam lets it go once `maximumHeldCharacters` have come
+  /// instead of holding the whole answer until the stream ends.
+  func testSeam_releasesTextWithoutSpacesAfterALimit() {
+    var seam = SeamCheck(earlier: "東京は日本の")
+    let piece = String(repeating: "首都です", count: 16)
+    var released: String?
+    var sent = 0
+    while released == nil, sent < 100 {
+      released = seam.add(
+        GenerateContentResponse(candidates: [Candidate(content: Content(text: piece))], modelVersion: "m"))
+      sent += 1
+    }
+    XCTAssertEqual(released.map { $0.count }, sent * piece.count)
+    XCTAssertLessThanOrEqual(sent * piece.count, SeamCheck.maximumHeldCharacters + piece.count)
+  }
+
   func testNeverForAStructuredAnswer() async throws {
     let schema = try GenerationSchema(jsonSchema: #"{"type": "object", "properties": {"a": {"type": "string"}}}"#)
     let cloud = ScriptedModel("cloud", placement: .cloud, script: [.failAfter([#"{"a": "#], Self.lost)])

@@ -107,12 +107,14 @@ final class GeminiTestServer {
   var metadataHost: String { "127.0.0.1:\(port)" }
 
   /// How the metadata server answers from now on: tokens that expire after
-  /// `expiresIn` seconds, or `status` instead of a token when it is not 200.
-  func configureMetadata(expiresIn: Int = 3600, status: Int = 200) async throws {
+  /// `expiresIn` seconds (nil: tokens without `expires_in`), or `status`
+  /// instead of a token when it is not 200.
+  func configureMetadata(expiresIn: Int? = 3600, status: Int = 200) async throws {
     _ = try await get(
       "/_metadata", model: "",
       extra: [
-        URLQueryItem(name: "expires_in", value: "\(expiresIn)"), URLQueryItem(name: "status", value: "\(status)"),
+        URLQueryItem(name: "expires_in", value: "\(expiresIn ?? -1)"),
+        URLQueryItem(name: "status", value: "\(status)"),
       ])
   }
 
