@@ -1,0 +1,176 @@
+import CLlama
+import Foundation
+import XCTest
+
+@testable import HybridInference
+
+/// The prompt cache on disk: a second process reuses the first one's states
+/// with the same answers, each turn's state replaces its prefix's, files are
+/// 0600, evicted past the limit and emptied by `removeAll`, and a damaged,
+/// truncated, foreign, mismatched or forged file is ignored and logged.
+final class PromptCacheTests: XCTestCase {
+  private let greedy = HybridGenerationOptions.foundationModels(
+    GenerationOptions(sampling: .greedy, maximumResponseTokens: 8))
+  private let instructions =
+    "You are a careful assistant. You answer questions about the weather, in one short sentence, without any greeting."
+
+  private var directory: URL!
+
+  override func setUp() {
+    directory = URL(fileURLWithPath: NSTemporaryDirectory())
+      .appendingPathComponent("prompt-cache-tests-\(getpid())-\(UUID().uuidString)")
+  }
+
+  override func tearDown() {
+    try? FileManager.default.removeItem(at: directory)
+  }
+
+  private func model(_ cache: PromptCache?) throws -> LocalSystemModel {
+    LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
+      promptCache: cache)
+  }
+
+  /// One turn on `transcript`: the answer, the tokens that were not decoded, and the log.
+  private func answer(
+    _ transcript: Transcript, on model: LocalSystemModel
+  ) async throws -> (text: String, cached: Int, log: [String]) {
+    let log = Locked<[String]>([])
+    let request = ModelRequest(
+      transcript: transcript, options: greedy,
+      logHandler: LogHandler { record in log.withLock { $0.append(record.message) } })
+    var text = ""
+    var cached = -1
+    for try await delta in model.streamResponse(to: request) {
+      text += delta.text
+      if let usage = delta.usageMetadata { cached = usage.cachedContentTokenCount ?? -1 }
+    }
+    return (text, cached, log.withLock { $0 })
+  }
+
+  private func conversation(turns: Int, _ answers: [String] = []) -> Transcript {
+    var transcript = Transcript(instructions: instructions)
+    for turn in 0..<turns {
+      transcript.entries.append(.prompt("Question \(turn): is it sunny in city number \(turn * 7)?"))
+      if turn < answers.count { transcript.entries.append(.response(Content(text: answers[turn]), modelVersion: "x")) }
+    }
+    return transcript
+  }
+
+  private var stateFiles: [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".kv") }
+      .sorted()
+  }
+
+  // MARK: Checksum
+
+  func testChecksum_isXXH64() {
+    XCTAssertEqual(Checksum64.of([UInt8]()), 0xEF46_DB37_51D8_E999)
+    XCTAssertEqual(Checksum64.of(Array("abc".utf8)), 0x44BC_2CF5_AD77_0999)
+    XCTAssertEqual(Checksum64.of(Array("Nobody inspects the spammish repetition".utf8)), 0xFBCE_A83C_8A37_8BF1)
+  }
+
+  // MARK: Another process
+
+  /// The parent saves turn 1; a child process answers turn 2 of the same
+  /// conversation from the cache, and checks the answer against a model without one.
+  func testSecondProcess_reusesTheFirstProcessCache() async throws {
+    let cache = PromptCache.directory(directory)
+    let first = try await answer(conversation(turns: 1), on: try model(cache))
+    XCTAssertFalse(stateFiles.isEmpty, "turn 1's state is on disk when the stream ends")
+    try ChildProcess.assertPasses(
+      "PromptCacheTests/testChildScenario_answersFromTheParentsCache",
+      environment: ["HYBRID_TEST_CACHE_DIRECTORY": directory.path, "HYBRID_TEST_FIRST_ANSWER": first.text])
+  }
+
+  func testChildScenario_answersFromTheParentsCache() async throws {
+    guard ChildProcess.isChild, let path = ProcessInfo.processInfo.environment["HYBRID_TEST_CACHE_DIRECTORY"],
+      let firstAnswer = ProcessInfo.processInfo.environment["HYBRID_TEST_FIRST_ANSWER"]
+    else { throw XCTSkip("run by testSecondProcess_reusesTheFirstProcessCache") }
+    let restored = conversation(turns: 2, [firstAnswer])
+    let cached = try await answer(restored, on: try model(.directory(URL(fileURLWithPath: path))))
+    let plain = try await answer(restored, on: try model(nil))
+    XCTAssertGreaterThan(cached.cached, 20, "turn 1's prompt comes from the parent's file: \(cached.log)")
+    XCTAssertEqual(plain.cached, 0)
+    XCTAssertEqual(cached.text, plain.text, "greedy answers are the same with the cache and without")
+  }
+
+  // MARK: Shareable openings
+
+  func testSameInstructionsInAnotherContext_skipTheirPrefill() async throws {
+    let cache = PromptCache.directory(directory)
+    _ = try await answer(conversation(turns: 1), on: try model(cache))
+    XCTAssertEqual(stateFiles.filter { $0.hasSuffix("s.kv") }.count, 1, "the instructions are saved on their own")
+    var other = Transcript(instructions: instructions)
+    other.entries = [.prompt("Something else entirely: will it snow tomorrow?")]
+    let reply = try await answer(other, on: try model(cache))
+    let plain = try await answer(other, on: try model(nil))
+    XCTAssertGreaterThan(reply.cached, 20, "the instructions come from disk")
+    XCTAssertEqual(reply.text, plain.text)
+  }
+
+  // MARK: Files
+
+  func testEachTurnsState_replacesThePrefixItExtends() async throws {
+    let cache = PromptCache.directory(directory)
+    let model = try model(cache)
+    let session = GenerativeModelSession(model: model, instructions: instructions, logHandler: .silent)
+    var usages: [Int] = []
+    for turn in 0..<5 {
+      _ = try await session.respond(to: "Question \(turn): is it sunny in city number \(turn * 7)?", options: greedy)
+      XCTAssertEqual(
+        stateFiles.filter { $0.hasSuffix("c.kv") }.count, 1, "one conversation file after turn \(turn + 1)")
+      XCTAssertEqual(stateFiles.filter { $0.hasSuffix("s.kv") }.count, 1, "and its instructions")
+      usages.append(cache.currentDiskUsage)
+    }
+    // Linear growth: each turn adds about the same; the sum of all states would be quadratic.
+    let growth = zip(usages.dropFirst(), usages).map { $0 - $1 }
+    XCTAssertLessThan(usages[4], usages[0] * 5, "usage \(usages)")
+    XCTAssertLessThan(growth.max() ?? 0, 2 * (growth.min() ?? 0) + 1, "usage \(usages)")
+  }
+
+  func testFiles_areMode0600InADirectoryOf0700_andRemoveAllEmptiesIt() async throws {
+    let cache = PromptCache.directory(directory)
+    _ = try await answer(conversation(turns: 1), on: try model(cache))
+    XCTAssertEqual(try mode(of: directory.path), 0o700)
+    XCTAssertEqual(stateFiles.count, 2)
+    for name in stateFiles { XCTAssertEqual(try mode(of: directory.path + "/" + name), 0o600, name) }
+    XCTAssertGreaterThan(cache.currentDiskUsage, 0)
+    try cache.removeAll()
+    XCTAssertEqual(stateFiles, [])
+    XCTAssertEqual(cache.currentDiskUsage, 0)
+    let again = try await answer(conversation(turns: 1), on: try model(cache))
+    XCTAssertEqual(again.cached, 0, "nothing left to load")
+  }
+
+  private func mode(of path: String) throws -> Int {
+    try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+  }
+
+  func testEviction_removesTheLeastRecentlyUsedPastMaximumBytes() async throws {
+    // Measure one conversation's files, then allow a little more than two conversations' worth.
+    let probe = PromptCache.directory(directory.appendingPathComponent("probe"))
+    _ = try await answer(conversation(turns: 1), on: try model(probe))
+    let one = probe.currentDiskUsage
+    let cache = PromptCache.directory(directory.appendingPathComponent("small"), maximumBytes: one * 5 / 2)
+    for city in 0..<4 {
+      var transcript = Transcript(
+        instructions: "Instructions number \(city), which differ for every conversation here.")
+      transcript.entries = [.prompt("Is it sunny in city \(city)?")]
+      _ = try await answer(transcript, on: try model(cache))
+      XCTAssertLessThanOrEqual(cache.currentDiskUsage, one * 5 / 2, "after conversation \(city)")
+    }
+    let names = (try FileManager.default.contentsOfDirectory(atPath: directory.path + "/small")).filter {
+      $0.hasSuffix(".kv")
+    }
+    XCTAssertGreaterThanOrEqual(names.count, 2, "the newest states stay: \(names)")
+    XCTAssertLessThan(names.count, 8, "the oldest went: \(names)")
+  }
+
+  func testAStateLargerThanTheWholeCache_isNotSaved() async throws {
+    let cache = PromptCache.directory(directory, maximumBytes: 1024)
+    let reply = try await answer(conversation(turns: 1), on: try model(cache))
+    XCTAssertEqual(stateFiles, [])
+    XCTAssertTrue(reply.log.contains { $0.contains("exceeds maximumBytes") }, "\(reply.log)")
+  }
+}
