@@ -25,8 +25,13 @@ final class PromptCacheTests: XCTestCase {
     try? FileManager.default.removeItem(at: directory)
   }
 
+  /// The tiny model, or SmolLM2 where `HYBRID_TEST_CACHE_MODEL` says `default`.
   private func model(_ cache: PromptCache?) throws -> LocalSystemModel {
-    LocalSystemModel(
+    if ProcessInfo.processInfo.environment["HYBRID_TEST_CACHE_MODEL"] == "default" {
+      return LocalSystemModel(
+        modelPath: try LocalTestModels.require(LocalTestModels.defaultPath), contextSize: 1024, promptCache: cache)
+    }
+    return LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
       promptCache: cache)
   }
@@ -75,12 +80,26 @@ final class PromptCacheTests: XCTestCase {
   /// The parent saves turn 1; a child process answers turn 2 of the same
   /// conversation from the cache, and checks the answer against a model without one.
   func testSecondProcess_reusesTheFirstProcessCache() async throws {
+    try await secondProcess(model: "tiny")
+  }
+
+  /// The same on SmolLM2, whose greedy answer is text, not random tokens.
+  func testSecondProcess_onTheDefaultModel_givesTheSameAnswer() async throws {
+    try await secondProcess(model: "default")
+  }
+
+  private func secondProcess(model name: String) async throws {
+    setenv("HYBRID_TEST_CACHE_MODEL", name, 1)
+    defer { unsetenv("HYBRID_TEST_CACHE_MODEL") }
     let cache = PromptCache.directory(directory)
     let first = try await answer(conversation(turns: 1), on: try model(cache))
     XCTAssertFalse(stateFiles.isEmpty, "turn 1's state is on disk when the stream ends")
     try ChildProcess.assertPasses(
       "PromptCacheTests/testChildScenario_answersFromTheParentsCache",
-      environment: ["HYBRID_TEST_CACHE_DIRECTORY": directory.path, "HYBRID_TEST_FIRST_ANSWER": first.text])
+      environment: [
+        "HYBRID_TEST_CACHE_DIRECTORY": directory.path, "HYBRID_TEST_FIRST_ANSWER": first.text,
+        "HYBRID_TEST_CACHE_MODEL": name,
+      ])
   }
 
   func testChildScenario_answersFromTheParentsCache() async throws {
