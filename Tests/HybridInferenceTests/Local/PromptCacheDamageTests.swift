@@ -103,16 +103,34 @@ final class PromptCacheDamageTests: XCTestCase {
     }
   }
 
-  func testAFileOfAnotherUserOrNotAFile_isIgnored() async throws {
+  func testAFileOfAnotherUserALinkOrNotAFile_isIgnored() async throws {
     let cache = PromptCache.directory(directory)
     let plain = try await answer(cache)
     let name = try XCTUnwrap(
       try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix("c.kv") })
     let path = directory.path + "/" + name
-    try FileManager.default.removeItem(atPath: path)
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-    let reply = try await answer(cache)
-    XCTAssertEqual(reply.cached, 0)
-    XCTAssertEqual(reply.text, plain.text)
+    let good = try Data(contentsOf: URL(fileURLWithPath: path))
+    var cases: [(String, () throws -> Void, String)] = [
+      ("a directory", { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) },
+        "not a regular file"),
+      ("a link to a good copy", {
+        try good.write(to: URL(fileURLWithPath: path + ".copy"))
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".copy")
+      }, "cannot be opened"),
+    ]
+    if geteuid() == 0 {
+      cases.append(("another user's", {
+        try good.write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(chown(path, 4242, 4242), 0)
+      }, "another user"))
+    }
+    for (label, make, reason) in cases {
+      try? FileManager.default.removeItem(atPath: path)
+      try make()
+      let reply = try await answer(cache)
+      XCTAssertEqual(reply.cached, 0, label)
+      XCTAssertEqual(reply.text, plain.text, label)
+      XCTAssertTrue(reply.log.contains { $0.contains(reason) }, "\(label): \(reply.log)")
+    }
   }
 }

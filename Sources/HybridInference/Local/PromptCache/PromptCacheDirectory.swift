@@ -90,7 +90,16 @@ final class PromptCacheDirectory: Sendable {
     for entry in candidates ?? [] where entry.isPrefix(of: prompt) {
       let filePath = path + "/" + entry.name
       let descriptor = open(filePath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-      guard descriptor >= 0 else { continue }  // evicted since the listing
+      guard descriptor >= 0 else {
+        // ENOENT: evicted since the listing. Anything else (a link: O_NOFOLLOW) is not ours.
+        if errno != ENOENT {
+          log.log(
+            LogRecord(
+              level: .warning, category: .local,
+              message: "prompt cache: ignored \(entry.name), which cannot be opened (\(String(cString: strerror(errno))))"))
+        }
+        continue
+      }
       defer { close(descriptor) }
       do {
         let state = try entry.readState(descriptor: descriptor, prompt: prompt, limit: maximumBytes, tag: tag)
