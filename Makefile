@@ -20,7 +20,7 @@ endif
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test lint sanitize demo bench fuzz clean
+.PHONY: help setup build test lint walls sanitize demo bench fuzz clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
@@ -38,9 +38,13 @@ build: setup
 
 # The style is .swift-format at the root; `swift format format -i -r Sources Tests Benchmarks Fuzz` applies it.
 lint:
-	swift format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift
+	swift format lint --strict -r Sources Tests Benchmarks Fuzz Examples Package.swift
 
-test: setup lint
+# DESIGN §10's walls: the targets' dependencies, and a cloud-only app built with no llama.cpp.
+walls:
+	scripts/check-walls.sh
+
+test: setup lint walls
 	swift build --build-tests $(SWIFT_LINK)
 	HYBRID_REQUIRE_PREREQUISITES=1 swift test --skip-build $(SWIFT_LINK)
 

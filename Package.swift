@@ -1,13 +1,44 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
+// 6.2: `SendableMetatype` (GenerationSchema(deriving:)) is a Swift 6.2 name.
 import PackageDescription
 
 let package = Package(
   name: "HybridInference",
   products: [
+    // Everything: the session, the hybrid model, both remote backends and llama.cpp.
     .library(name: "HybridInference", targets: ["HybridInference"]),
+    // The same without llama.cpp: builds where pkg-config finds no llama.pc.
+    .library(name: "HybridInferenceCloud", targets: ["HybridInferenceCloud"]),
     .executable(name: "hybrid-chat", targets: ["hybrid-chat"]),
   ],
   targets: [
+    // The walls (DESIGN §10). Each target reaches another only through what it
+    // exports: `public` for apps, `package` where a wall must be crossed.
+
+    // The language-model protocol, requests and responses, sessions, the hybrid
+    // model, transcript, options, errors, schemas and the tool loop.
+    .target(name: "HybridInferenceCore", path: "Sources/HybridInferenceCore"),
+    // What any remote backend shares: the URLSession transport, SSE, the retry
+    // loop, reachability memory, origin and redirect policy.
+    .target(
+      name: "HybridInferenceRemote",
+      dependencies: ["HybridInferenceCore"],
+      path: "Sources/HybridInferenceRemote"
+    ),
+    // The Gemini REST API (`CloudGeminiModel`) and its wire types.
+    .target(
+      name: "HybridInferenceGemini",
+      dependencies: ["HybridInferenceCore", "HybridInferenceRemote"],
+      path: "Sources/HybridInferenceGemini"
+    ),
+    // Any OpenAI-compatible server (`OpenAICompatibleModel`).
+    .target(
+      name: "HybridInferenceOpenAI",
+      dependencies: ["HybridInferenceCore", "HybridInferenceRemote"],
+      path: "Sources/HybridInferenceOpenAI"
+    ),
+    // The Jinja engine that runs chat templates: a value in, text out.
+    .target(name: "HybridInferenceJinja", path: "Sources/HybridInferenceJinja"),
     // llama.cpp's C API, found through pkg-config (`llama.pc`): a distribution
     // package, Homebrew, or the prefix that `make setup` builds.
     .systemLibrary(
@@ -16,14 +47,32 @@ let package = Package(
       pkgConfig: "llama",
       providers: [.apt(["libllama-dev"]), .brew(["llama.cpp"])]
     ),
+    // `LocalSystemModel`: the runtime, sampler, GGUF checks and chat templates.
+    .target(
+      name: "HybridInferenceLlama",
+      dependencies: ["HybridInferenceCore", "HybridInferenceJinja", "CLlama"],
+      path: "Sources/HybridInferenceLlama"
+    ),
+    // The products' umbrella modules: re-exports only.
     .target(
       name: "HybridInference",
-      dependencies: ["CLlama"],
+      dependencies: [
+        "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
+        "HybridInferenceOpenAI", "HybridInferenceLlama",
+      ],
       path: "Sources/HybridInference"
+    ),
+    .target(
+      name: "HybridInferenceCloud",
+      dependencies: [
+        "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
+        "HybridInferenceOpenAI",
+      ],
+      path: "Sources/HybridInferenceCloud"
     ),
     .executableTarget(
       name: "local-benchmark",
-      dependencies: ["HybridInference", "CLlama", "OpenAIServers"],
+      dependencies: ["HybridInference", "HybridInferenceLlama", "CLlama", "OpenAIServers"],
       path: "Benchmarks/LocalBenchmark"
     ),
     .executableTarget(
@@ -66,7 +115,11 @@ let package = Package(
     ),
     .testTarget(
       name: "HybridInferenceTests",
-      dependencies: ["HybridInference", "GeminiServerProcess", "OpenAIServers", "TestPrerequisites"],
+      dependencies: [
+        "HybridInference", "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
+        "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceLlama",
+        "GeminiServerProcess", "OpenAIServers", "TestPrerequisites",
+      ],
       path: "Tests/HybridInferenceTests"
     ),
   ],

@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// libFuzzer target: the GGUF header check (issue 9, point 7), through its
 /// entry point `GGUFFile.read(path:)`, the one the model store calls before

@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// libFuzzer target: the JSON prefix parser (issue 19, point 6), which
 /// reads every delta of a model's structured answer and every schema text.

@@ -1,12 +1,17 @@
 import Foundation
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// libFuzzer target: decoding what the server sends (issue 9, point 7).
 ///
 /// The input goes through every path a body takes: `GenerateContentResponse`
 /// and the checks on it, the error envelope in each of its framings and its
-/// mapping to `CloudAPIError` (`CloudErrorMapping.apiError` and
+/// mapping to `CloudAPIError` (`RemoteErrorMapping.apiError` and
 /// `streamError`), and `countTokens`' answer. Any trap (a crash, an overflow,
 /// an ASan report) is a finding; typed errors are the expected outcome of
 /// garbage.
@@ -29,8 +34,8 @@ public func fuzzResponse(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   }
   let key = APIKey("AIzaSy-fuzz-key")
   let status = 400 + count % 200
-  _ = CloudErrorMapping.apiError(status: status, contentType: "application/json", body: data, apiKey: key)
-  _ = CloudErrorMapping.streamError(data, apiKey: key)
+  _ = RemoteErrorMapping.apiError(status: status, contentType: "application/json", body: data, apiKey: key)
+  _ = RemoteErrorMapping.streamError(data, apiKey: key)
   _ = try? decoder.decode(CountTokensResponse.self, from: data)
   return 0
 }

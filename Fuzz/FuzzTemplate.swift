@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// libFuzzer target: the chat template engine (issue 19, point 6), where
 /// the input is a template from a downloaded model file.

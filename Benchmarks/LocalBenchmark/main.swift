@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import HybridInference
+import HybridInference
 
 // Local benchmarks of issue 4: throughput beside llama-bench, multi-turn time to
 // first token with and without KV reuse, cancellation latency, and peak memory

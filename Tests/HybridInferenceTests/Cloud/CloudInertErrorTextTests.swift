@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// What a server writes into an error reaches descriptions, logs and the
 /// CLI bounded and inert (issue 20, point 8): cut to 4 KiB, with its control
@@ -78,7 +83,7 @@ final class CloudInertErrorTextTests: CloudTestCase {
     }
     let key = Key(stringValue: "k\u{1B}[2J\n" + String(repeating: "x", count: 10_000))
     let error = DecodingError.keyNotFound(key, DecodingError.Context(codingPath: [key, key], debugDescription: ""))
-    let summary = CloudCall.summary(of: error)
+    let summary = RemoteCall.summary(of: error)
     XCTAssertFalse(Self.hasControl(summary), summary.prefix(80).debugDescription)
     XCTAssertLessThan(summary.utf8.count, 1024)
     XCTAssertTrue(summary.hasPrefix("missing k\\u{1B}[2J\\n"), summary.prefix(40).debugDescription)

@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -20,7 +25,7 @@ final class CloudWireTests: XCTestCase {
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "47s"}]}}
       """#.utf8)
     guard
-      case .cloudAPI(let error) = CloudErrorMapping.apiError(
+      case .cloudAPI(let error) = RemoteErrorMapping.apiError(
         status: 429, contentType: "application/json", body: body, apiKey: nil)
     else { return XCTFail("not a cloudAPI error") }
     XCTAssertEqual(error.httpStatus, 429)
@@ -35,14 +40,14 @@ final class CloudWireTests: XCTestCase {
     let object = #"{"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}}"#
     for body in [object, "[\(object)]", "data: \(object)\r\n\r\n"] {
       guard
-        case .cloudAPI(let error) = CloudErrorMapping.apiError(
+        case .cloudAPI(let error) = RemoteErrorMapping.apiError(
           status: 503, contentType: nil, body: Data(body.utf8), apiKey: nil)
       else { return XCTFail(body) }
       XCTAssertEqual(error.status, "UNAVAILABLE", body)
       XCTAssertEqual(error.message, "busy", body)
     }
     guard
-      case .cloudAPI(let html) = CloudErrorMapping.apiError(
+      case .cloudAPI(let html) = RemoteErrorMapping.apiError(
         status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), apiKey: nil)
     else { return XCTFail("html") }
     XCTAssertNil(html.status)

@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Origins, and which of them may carry a key (issue 9, point 1).
 final class OriginTests: XCTestCase {

@@ -1,6 +1,11 @@
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The CPU decisions, on the /proc/cpuinfo text of machines this project runs on
 /// (and some it does not): which compiled features a host lacks, and when the

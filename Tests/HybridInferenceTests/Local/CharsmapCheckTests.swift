@@ -1,6 +1,11 @@
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// `GGUFCharsmapCheck` on hand-built tries: the crafted-file test covers one
 /// broken trie end to end; these cover each way a walk can leave the charsmap.

@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The Swift Jinja engine against Python jinja2 (as transformers runs it) on
 /// llama.cpp's ~70 reference templates × a conversation corpus, byte for byte.

@@ -1,7 +1,12 @@
 import Synchronization
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The default model, SmolLM2-135M-Instruct, answering through the library's
 /// own template handling. Greedy, so the answers are repeatable.

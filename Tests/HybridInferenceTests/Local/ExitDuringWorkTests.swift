@@ -2,7 +2,12 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// An app may exit while llama.cpp is loading a model, creating a context or
 /// generating. ggml's C++ statics are then destroyed under the running work;

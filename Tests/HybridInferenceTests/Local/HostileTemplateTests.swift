@@ -2,7 +2,12 @@ import Foundation
 import TestPrerequisites
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Chat templates written to end or freeze the host (issue 19): arithmetic
 /// traps, unbounded recursion, allocation and time bombs. They come from

@@ -2,7 +2,12 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The render budget (`JinjaBudget`): real templates stay far below it,
 /// arithmetic is Python's or a typed error, a cancelled render stops, and

@@ -2,7 +2,12 @@ import CLlama
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// What one conversation must not do to another, or to the prompt: forge
 /// turns with marker text, read another session's cache, or cost a thread

@@ -1,7 +1,12 @@
 import Synchronization
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The real llama.cpp runtime on the tiny random-weight model.
 final class LocalSystemModelTests: XCTestCase {

@@ -2,7 +2,12 @@ import Foundation
 import TestPrerequisites
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Structurally valid GGUF files whose contents would trip a llama.cpp assert
 /// (and abort the test process) are refused before llama.cpp sees them.

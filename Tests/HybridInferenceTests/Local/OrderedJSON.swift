@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// A JSON reader that keeps object keys in file order, as Python's `json.load`
 /// does: `tojson` and `items()` in the reference renders depend on that order.

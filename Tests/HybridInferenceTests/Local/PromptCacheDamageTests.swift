@@ -2,7 +2,12 @@ import CLlama
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// A cache file is input anyone who can write the directory controls: each
 /// kind of damage is ignored and logged, the file removed, and the answer is
@@ -111,18 +116,27 @@ final class PromptCacheDamageTests: XCTestCase {
     let path = directory.path + "/" + name
     let good = try Data(contentsOf: URL(fileURLWithPath: path))
     var cases: [(String, () throws -> Void, String)] = [
-      ("a directory", { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) },
-        "not a regular file"),
-      ("a link to a good copy", {
-        try good.write(to: URL(fileURLWithPath: path + ".copy"))
-        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".copy")
-      }, "cannot be opened"),
+      (
+        "a directory", { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) },
+        "not a regular file"
+      ),
+      (
+        "a link to a good copy",
+        {
+          try good.write(to: URL(fileURLWithPath: path + ".copy"))
+          try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".copy")
+        }, "cannot be opened"
+      ),
     ]
     if geteuid() == 0 {
-      cases.append(("another user's", {
-        try good.write(to: URL(fileURLWithPath: path))
-        XCTAssertEqual(chown(path, 4242, 4242), 0)
-      }, "another user"))
+      cases.append(
+        (
+          "another user's",
+          {
+            try good.write(to: URL(fileURLWithPath: path))
+            XCTAssertEqual(chown(path, 4242, 4242), 0)
+          }, "another user"
+        ))
     }
     for (label, make, reason) in cases {
       try? FileManager.default.removeItem(atPath: path)

@@ -2,7 +2,12 @@ import CLlama
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The prompt cache on disk: a second process reuses the first one's states
 /// with the same answers, each turn's state replaces its prefix's, files are

@@ -1,6 +1,11 @@
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 final class UTF8StreamDecoderTests: XCTestCase {
   /// Latin, Greek, Cyrillic, CJK, Devanagari, emoji with a modifier and a flag.

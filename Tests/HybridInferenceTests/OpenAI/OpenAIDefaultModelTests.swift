@@ -2,7 +2,12 @@ import Foundation
 import OpenAIServers
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking

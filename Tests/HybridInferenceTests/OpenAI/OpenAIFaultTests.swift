@@ -2,7 +2,12 @@ import Foundation
 import GeminiServerProcess
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Faults a real server will not produce on demand, from the Python stub
 /// (Tests/OpenAIServer/openai_stub.py): rate limits, server errors, broken

@@ -2,7 +2,12 @@ import Foundation
 import GeminiServerProcess
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Issue 20 on the OpenAI-compatible backend, from the Python stub: a cut
 /// answer is an error (point 6), a generation is never sent twice once the

@@ -2,7 +2,12 @@ import Foundation
 import OpenAIServers
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Tools through the OpenAI-compatible protocol: the wire (`tools`,
 /// `tool_choice`, an assistant's `tool_calls`, `tool` messages, streamed

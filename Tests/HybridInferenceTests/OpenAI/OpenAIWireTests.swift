@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The OpenAI-compatible wire format without a server: request encoding,
 /// chunk mapping, error envelopes, `Retry-After`, availability.

@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The JSON reader fed a piece at a time: the same values as reading each
 /// prefix whole, at JSONDecoder's depth limit, and the snapshot value the

@@ -1,6 +1,11 @@
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Structured output on the default model, SmolLM2-135M-Instruct: the grammar
 /// makes even a 135M model answer in the schema's shape. A fixed seed and a

@@ -2,7 +2,12 @@ import CLlama
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The device side: schema to GBNF, checked with llama.cpp's own grammar
 /// engine on the tiny model's vocabulary, and constrained generation.

@@ -1,6 +1,11 @@
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The maxLength bug: llama.cpp's grammar engine decodes token bytes
 /// leniently (a lead byte takes the low bits of whatever follows; leads up to

@@ -2,7 +2,12 @@ import Foundation
 import TestPrerequisites
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Files a repo script writes with the set-up's Python venv, once per test
 /// process: the crafted model files (scripts/make-crafted-models.py) and the

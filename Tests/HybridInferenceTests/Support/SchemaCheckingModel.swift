@@ -1,4 +1,9 @@
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Checks its base's answers against the request's schema, as the device
 /// does before it hands an answer over (so a hybrid can fall back on it).

@@ -1,6 +1,11 @@
 import Foundation
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// Tools for the tool-loop tests, each recording what happened to it. Test target only.
 

@@ -1,7 +1,12 @@
 import Foundation
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 /// The tool loop against the loopback Gemini server (model `tools`, see
 /// Tests/GeminiServer/gemini_tools.py), which checks every request it gets:

@@ -3,7 +3,12 @@ import GeminiServerProcess
 import TestPrerequisites
 import XCTest
 
-@testable import HybridInference
+@testable import HybridInferenceCore
+@testable import HybridInferenceGemini
+@testable import HybridInferenceJinja
+@testable import HybridInferenceLlama
+@testable import HybridInferenceOpenAI
+@testable import HybridInferenceRemote
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking

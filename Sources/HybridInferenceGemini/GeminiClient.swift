@@ -1,0 +1,75 @@
+import Foundation
+import HybridInferenceCore
+import HybridInferenceRemote
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The REST client behind `CloudGeminiModel`: builds each call and turns
+/// what comes back into responses or typed errors. The exchange itself
+/// (transport, offline rules, size limits, retries) is the shared `RemoteCall`.
+struct GeminiClient: Sendable {
+  let modelName: String
+  let endpoint: GeminiEndpoint
+  let apiKey: APIKey?
+  let call: RemoteCall
+
+  init(
+    modelName: String, endpoint: GeminiEndpoint, apiKey: APIKey?, options: RequestOptions,
+    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
+  ) {
+    self.modelName = modelName
+    self.endpoint = endpoint
+    self.apiKey = apiKey
+    self.call = RemoteCall(
+      modelName: modelName, options: options, transport: transport, reachability: reachability
+    ) { head, body in
+      RemoteErrorMapping.apiError(
+        status: head.statusCode, contentType: head.contentType, body: body, apiKey: apiKey)
+    }
+  }
+
+  var options: RequestOptions { call.options }
+  var reachability: ReachabilityMemory.Reporter? { call.reachability }
+
+  /// `:generateContent`: one complete answer.
+  ///
+  /// Unlike a stream, a unary body cannot be cut and still look whole: it is
+  /// one JSON document, so a body cut short fails to parse, or ends before its
+  /// `Content-Length` (a transport error). A body that parses is taken as it
+  /// is, with or without a finish reason; a stream needs one
+  /// (`StreamDelivery.finish`). Never retried once the server may have read
+  /// it (`RetryLoop.isIdempotent`).
+  func generateContent(_ body: GenerateContentRequest, log: LogHandler) async throws
+    -> GenerateContentResponse
+  {
+    let request = try endpoint.request(
+      .generateContent, body: body, apiKey: try key(), timeout: options.timeout)
+    let loop = call.retryLoop(log: log)
+    return try await loop.run { _ in
+      let data = try await call.unary(request, deadline: loop.deadline)
+      var response = try RemoteCall.decode(GenerateContentResponse.self, from: data)
+      if response.modelVersion.isEmpty { response.modelVersion = modelName }
+      try ResponseChecks.checkComplete(response)
+      return response
+    }
+  }
+
+  /// `:countTokens`: how many tokens the contents would take as a prompt.
+  func countTokens(_ body: CountTokensRequest, log: LogHandler) async throws -> Int {
+    let request = try endpoint.request(
+      .countTokens, body: body, apiKey: try key(), timeout: options.timeout)
+    // Counting runs nothing and costs nothing: safe to send again.
+    let loop = call.retryLoop(log: log, isIdempotent: true)
+    return try await loop.run { _ in
+      let data = try await call.unary(request, deadline: loop.deadline)
+      return try RemoteCall.decode(CountTokensResponse.self, from: data).totalTokens
+    }
+  }
+
+  func key() throws(HybridInferenceError) -> APIKey {
+    guard let apiKey else { throw .unavailable(model: modelName, reason: .missingAPIKey) }
+    return apiKey
+  }
+}

@@ -1,0 +1,77 @@
+import HybridInferenceCore
+import HybridInferenceRemote
+
+/// The body of `:generateContent` and `:streamGenerateContent` (REST
+/// `GenerateContentRequest`).
+///
+/// Nil fields are left out of the JSON (the synthesized `Encodable` uses
+/// `encodeIfPresent`), so the server applies its own defaults and a field the
+/// API does not know is never sent.
+struct GenerateContentRequest: Sendable, Hashable, Encodable {
+  /// Every turn of the conversation, oldest first, ending with the new prompt.
+  var contents: [Content]
+  /// The session's instructions.
+  var systemInstruction: Content?
+  /// The cloud half of the request's options.
+  var generationConfig: GenerationConfig?
+  /// The model's safety thresholds.
+  var safetySettings: [SafetySetting]?
+  /// The session's tools, as function declarations.
+  var tools: [GeminiTool]?
+  /// How the model may call them, when not Gemini's default (`AUTO`).
+  var toolConfig: GeminiToolConfig?
+
+  /// The wire form of a session request: transcript entries become contents
+  /// with their role and parts unchanged (thought signatures and function
+  /// calls included), instructions become the system instruction.
+  ///
+  /// An empty turn is never sent: Gemini refuses a content with no parts
+  /// (400 on every later turn of the conversation), and an answer can
+  /// legitimately be empty (a thinking model cut off at MAX_TOKENS before any
+  /// text, a local model whose first token ends its turn). Such a turn stays
+  /// in the transcript, where it is true, and is left out here; so are parts
+  /// that carry nothing (`Part.isBlank`).
+  ///
+  /// A request's `responseSchema` becomes `responseMimeType`
+  /// `application/json` plus `responseJsonSchema`, after checking that Gemini
+  /// accepts every keyword in it (`GeminiSchemaCheck`).
+  ///
+  /// The request's tools become `functionDeclarations` (each schema checked
+  /// the same way) and a tool choice other than `.auto` becomes
+  /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
+  /// travel as the `functionCall` and `functionResponse` parts they are, with
+  /// their ids and thought signatures unchanged.
+  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
+    var config = request.options.gemini
+    if let schema = request.responseSchema {
+      try GeminiSchemaCheck.check(schema)
+      config = config ?? GenerationConfig()
+      config?.responseMimeType = "application/json"
+      config?.responseJsonSchema = schema
+    }
+    self.init(transcript: request.transcript, generationConfig: config, safetySettings: safetySettings)
+    if !request.tools.isEmpty {
+      var declarations: [GeminiTool.FunctionDeclaration] = []
+      for tool in request.tools {
+        try GeminiSchemaCheck.check(tool.parameters)
+        declarations.append(
+          GeminiTool.FunctionDeclaration(
+            name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters))
+      }
+      tools = [GeminiTool(functionDeclarations: declarations)]
+      toolConfig = GeminiToolConfig(request.options.toolChoice)
+    }
+  }
+
+  init(transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?) {
+    contents = transcript.entries.compactMap { entry in
+      let parts = entry.content.parts.filter { !$0.isBlank }
+      return parts.isEmpty ? nil : Content(role: entry.role.rawValue, parts: parts)
+    }
+    if let instructions = transcript.instructions, !instructions.isEmpty {
+      systemInstruction = Content(text: instructions)
+    }
+    self.generationConfig = generationConfig
+    self.safetySettings = safetySettings?.isEmpty == false ? safetySettings : nil
+  }
+}

@@ -1,0 +1,69 @@
+import HybridInferenceCore
+import HybridInferenceJinja
+
+/// The settings of a `LocalSystemModel` as they reach llama.cpp: refused when
+/// they make no sense, clamped to what llama.cpp's C types and limits hold.
+///
+/// - A `contextSize`, `batchSize`, `threads` or `parallelRequests` of zero or
+///   less makes every request (and `prepare()`) throw `invalidOptions`, before
+///   the model is loaded; `availability` does not look at them.
+/// - `contextSize` above `maximumContextSize` (2^24 tokens, more than any
+///   model is trained on, and small enough that 64 sequences of it fit
+///   llama.cpp's `uint32` context and `int32` positions) is clamped to it;
+///   below that, the memory check decides (`.deviceNotEligible` for a window
+///   this machine cannot hold).
+/// - `batchSize` is clamped to the context size (llama.cpp does the same, and
+///   a batch is allocated up front, so a larger one would only cost memory).
+/// - `threads` is clamped to 512, ggml's `GGML_MAX_N_THREADS`;
+///   `parallelRequests` to 64.
+extension LocalSystemModel {
+  /// The most tokens of context one sequence gets: 2^24.
+  public static let maximumContextSize = 1 << 24
+  /// The most threads llama.cpp runs (`GGML_MAX_N_THREADS`).
+  public static let maximumThreads = 512
+  /// The most sequences one context decodes together.
+  public static let maximumParallelRequests = 64
+
+  /// Throws `invalidOptions` for a size or count of zero or less.
+  func validateSettings() throws(HybridInferenceError) {
+    let counts: [(String, Int?)] = [
+      ("contextSize", contextSize), ("batchSize", batchSize), ("threads", threads),
+      ("parallelRequests", parallelRequests),
+    ]
+    for case (let name, let value?) in counts where value <= 0 {
+      throw .invalidOptions("LocalSystemModel.\(name) must be > 0, got \(value)")
+    }
+  }
+
+  /// The tokens of context each sequence gets: `contextSize`, else 4,096 or
+  /// the trained length if shorter; at most `maximumContextSize`.
+  func effectiveContextSize(trainedContextLength: Int?) -> Int {
+    let asked = contextSize ?? min(4096, max(1, trainedContextLength ?? 4096))
+    return min(max(1, asked), Self.maximumContextSize)
+  }
+
+  /// How this model value's context is made (after `validateSettings()`).
+  func settings(for model: LlamaModel) -> BatchedContext.Settings {
+    let contextSize = effectiveContextSize(trainedContextLength: model.trainedContextLength)
+    return BatchedContext.Settings(
+      contextSize: contextSize, batchSize: min(max(1, batchSize), contextSize),
+      threads: min(max(1, threads), Self.maximumThreads),
+      sequences: sequenceCount)
+  }
+
+  /// Memory the model needs: the weights unless already loaded, plus the KV
+  /// cache of every sequence the context may grow to; `Int.max` when that
+  /// does not fit an `Int`.
+  func requiredMemory(for file: GGUFFile, loaded: Bool) -> Int {
+    let weights = loaded ? 0 : file.fileSize
+    let window = effectiveContextSize(trainedContextLength: file.architectureInteger("context_length"))
+    let tokens = window * sequenceCount
+    let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: tokens)
+    let (total, overflowed) = weights.addingReportingOverflow(cache)
+    return overflow || overflowed ? Int.max : total
+  }
+
+  /// The sequences the context may grow to (the initializer has already
+  /// clamped `parallelRequests` to `maximumParallelRequests`).
+  private var sequenceCount: Int { min(max(1, parallelRequests), Self.maximumParallelRequests) }
+}

@@ -1,0 +1,260 @@
+import CLlama
+import Foundation
+import HybridInferenceCore
+import HybridInferenceJinja
+
+/// The on-device model: a GGUF file run by llama.cpp.
+///
+/// One loaded model is shared by every session that uses the same file. The
+/// sessions of one model value share one llama context: each request decodes
+/// on a sequence of its own, up to `parallelRequests` of them in one batch,
+/// and a sequence keeps its session's conversation in the KV cache so that a
+/// new turn decodes only its new tokens.
+public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
+  /// The name every on-device response carries in `modelVersion`. The file's
+  /// own name is in `GenerateContentResponse.localModelName`.
+  public static let modelVersion = "llama-cpp-system-language-model"
+
+  /// The default model: `HYBRID_LOCAL_MODEL`, else SmolLM2-135M-Instruct in the
+  /// cache that `make setup` fills (see README).
+  public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
+
+  /// The GGUF file.
+  public let modelPath: String
+  /// Tokens of context per session; nil means 4096, or less if the model was
+  /// trained on less. At most `maximumContextSize`; zero or less makes
+  /// requests throw `invalidOptions`.
+  public let contextSize: Int?
+  /// CPU threads for decoding; defaults to the active processor count. At
+  /// most `maximumThreads`; zero or less makes requests throw `invalidOptions`.
+  public let threads: Int
+  /// Tokens decoded per llama.cpp batch during prefill; at most the context
+  /// size; zero or less makes requests throw `invalidOptions`.
+  public let batchSize: Int
+  /// The most requests decoded together, each on a sequence of this model
+  /// value's one llama context; more wait their turn. Each sequence holds
+  /// `contextSize` tokens of KV cache. The context starts with one sequence
+  /// and is made again with this many the first time requests overlap, so
+  /// memory grows with this number only in apps that answer sessions at once.
+  /// More than 64 is clamped to 64; zero or less makes requests throw `invalidOptions`.
+  public let parallelRequests: Int
+  /// False when the app switched on-device inference off.
+  public let isEnabled: Bool
+  /// Whether a model whose chat template has no tool format may call tools
+  /// in the library's generic format (tools described in the system turn,
+  /// the answer a call object or text). When false, a request that offers
+  /// tools to such a model is unsupported, and a hybrid sends it to the cloud.
+  public let allowsGenericToolFormat: Bool
+  /// Where the prompt state of each turn is saved, for sessions of this or
+  /// another process whose prompt starts the same; nil keeps it in memory only.
+  public let promptCache: PromptCache?
+
+  private let fileCheck: ModelFileCheck
+  private let handle: LoadedModelHandle
+
+  /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
+  /// first `availability`, `prepare()` or request.
+  public init(
+    modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
+    parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
+    promptCache: PromptCache? = nil
+  ) {
+    self.allowsGenericToolFormat = allowsGenericToolFormat
+    self.promptCache = promptCache
+    self.modelPath = modelPath
+    self.contextSize = contextSize
+    self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
+    self.batchSize = batchSize
+    self.parallelRequests = min(parallelRequests, Self.maximumParallelRequests)
+    self.isEnabled = isEnabled
+    self.fileCheck = ModelFileCheck(path: modelPath)
+    self.handle = LoadedModelHandle()
+  }
+
+  /// Always `LocalSystemModel.modelVersion`, whichever file is loaded.
+  public var modelVersion: String { Self.modelVersion }
+  /// On device: any failure of its own lets a hybrid fall back to the cloud.
+  public var placement: ModelPlacement { .onDevice }
+  /// Names the model file.
+  public var description: String { "LocalSystemModel(\(modelPath))" }
+
+  /// Whether the model can run here. Costs a `stat` of the file once the file
+  /// has been checked; never loads the model.
+  public var availability: Availability {
+    if isSwitchedOff { return .unavailable(.localInferenceNotEnabled) }
+    guard case .success(let file) = fileCheck.check() else { return .unavailable(.modelNotReady) }
+    if !DeviceEligibility.missingCPUFeatures.isEmpty { return .unavailable(.deviceNotEligible) }
+    if let available = DeviceEligibility.availableMemory(),
+      requiredMemory(for: file, loaded: handle.model != nil) > available
+    {
+      return .unavailable(.deviceNotEligible)
+    }
+    return .available
+  }
+
+  /// Whether the app or the user (`HYBRID_INFERENCE_DISABLE_LOCAL=1`) switched
+  /// on-device inference off.
+  private var isSwitchedOff: Bool {
+    !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map { String(cString: $0) } == "1"
+  }
+
+  /// Loads the model and makes its context now, so that the first request
+  /// does not wait for them.
+  /// - Parameter progress: Called with 0...1 as the file loads.
+  public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
+    try validateSettings()
+    let model = try await loadedModel(progress: progress)
+    try await handle.context(for: model, settings: settings(for: model), promptCache: promptCache).prepare()
+  }
+
+  /// llama.cpp's own log is process-wide: this routes it (quiet by default).
+  public static func setLlamaLogHandler(_ handler: LogHandler) {
+    LlamaBackend.logSink.current = handler
+  }
+
+  /// Generates on device, token by token, as deltas; the last delta carries the finish reason and usage.
+  public func streamResponse(to request: ModelRequest)
+    -> ResponseDeltaStream
+  {
+    .producing { continuation in try await generate(request) { continuation.yield($0) } }
+  }
+
+  private func generate(
+    _ request: ModelRequest, yield: @escaping @Sendable (GenerateContentResponse) -> Void
+  ) async throws {
+    if case .unavailable(let reason) = availability {
+      throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
+    }
+    try validateSettings()
+    let options = request.options.foundationModels
+    try options?.validate()
+    // The schema becomes a grammar before any work, so one the device cannot
+    // serve (a pattern) fails at once and a hybrid falls back.
+    let grammar = try request.responseSchema.map { schema throws(HybridInferenceError) in
+      try SchemaGrammar.gbnf(for: schema)
+    }
+    let model = try await loadedModel(progress: nil)
+    let allowsGenericToolFormat = allowsGenericToolFormat
+    // The template's renders run off the cooperative pool, and stop when the request is cancelled.
+    let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
+      let tools = try LocalToolPlan(
+        request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
+      var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
+      if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
+      let templateTools = tools?.templateTools ?? []
+      let rendered = model.template.render(
+        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
+      let prompt = try model.tokenize(rendered)
+      let shareable = try model.shareablePrefix(
+        of: prompt, messages: messages, tools: templateTools, cancellation: cancellation)
+      return (tools, prompt, shareable)
+    }
+    let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
+    let context = handle.context(for: model, settings: settings(for: model), promptCache: promptCache)
+    claim.uses(context)
+    guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
+    let name = model.name
+    let answer = Locked("")
+    // Holds back a tool call's text (the scheduler feeds it, this task finishes it).
+    let filter = Locked(tools.map { ToolCallStreamFilter(syntax: $0.syntax) })
+    let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
+    var generation = GenerationRequest(
+      prompt: prompt,
+      shareableTokens: shareable,
+      owner: claim.owner, maximumResponseTokens: options?.maximumResponseTokens,
+      sampler: {
+        if let callGrammar {
+          return try SamplerChain(options: options, grammar: (callGrammar.text, model), lazy: callGrammar.lazy)
+        }
+        return try SamplerChain(options: options, grammar: grammar.map { ($0, model) })
+      },
+      onText: { text in
+        if grammar != nil { answer.withLock { $0 += text } }
+        let shown = filter.withLock { $0 == nil ? text : $0?.feed(text) ?? "" }
+        if shown.isEmpty { return }
+        yield(
+          GenerateContentResponse(
+            candidates: [Candidate(content: Content(role: "model", text: shown))],
+            modelVersion: Self.modelVersion, localModelName: name))
+      })
+    generation.stopsAtCompleteJSON = grammar != nil
+    generation.log = request.logHandler
+    let cacheWrites = promptCache.map { _ in PromptCacheWrites() }
+    generation.cacheWrites = cacheWrites
+    let outcome = try await context.submit(generation)
+    // Checked here, not in the session, so that a hybrid falls back on an
+    // answer the grammar allowed but the schema or the type refuses.
+    if let schema = request.responseSchema { _ = try schema.check(answer.withLock { $0 }) }
+    if let (text, calls) = try filter.withLock({ filter throws(HybridInferenceError) in try filter?.finish() }) {
+      let parts = (text.isEmpty ? [] : [Part(text: text)]) + calls.map { Part(functionCall: $0) }
+      if !parts.isEmpty {
+        yield(
+          GenerateContentResponse(
+            candidates: [Candidate(content: Content(role: "model", parts: parts))],
+            modelVersion: Self.modelVersion, localModelName: name))
+      }
+    }
+    yield(
+      GenerateContentResponse(
+        candidates: [Candidate(finishReason: outcome.finishReason)],
+        usageMetadata: UsageMetadata(
+          promptTokenCount: outcome.promptTokens, cachedContentTokenCount: outcome.reusedTokens,
+          candidatesTokenCount: outcome.generatedTokens,
+          totalTokenCount: outcome.promptTokens + outcome.generatedTokens),
+        modelVersion: Self.modelVersion, localModelName: name))
+    // The turn's states are on disk before `respond` returns, or the stream ends.
+    if let cacheWrites {
+      await cacheWrites.finished()
+      cacheWrites.log(to: request.logHandler)
+    }
+  }
+
+  /// The number of tokens `text` takes, special markers (`<|im_start|>`) included.
+  /// Loads the model if needed.
+  public func countTokens(_ text: String) async throws -> Int {
+    try await loadedModel(progress: nil).tokenize(text, addSpecial: true, parseSpecial: true).count
+  }
+
+  /// This model value's context once a request has made it (for tests).
+  var batchedContext: BatchedContext? { handle.existingContext }
+
+  /// Whether no request is queued or running on this model value (for tests).
+  var isIdle: Bool { handle.existingContext?.isIdle ?? true }
+
+  func loadedModel(progress: (@Sendable (Double) -> Void)?) async throws -> LlamaModel {
+    if let model = handle.model { return model }
+    if isSwitchedOff {
+      throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: .localInferenceNotEnabled)
+    }
+    let file = try fileCheck.check().get()
+    let model = try await LlamaModelStore.shared.model(at: modelPath, file: file, progress: progress)
+    handle.model = model
+    progress?(1)
+    return model
+  }
+}
+
+/// Keeps a loaded model alive for as long as any copy of a `LocalSystemModel`
+/// value exists (the store itself holds models weakly), with the one context
+/// its sessions share.
+private final class LoadedModelHandle: Sendable {
+  private let loaded = Locked<LlamaModel?>(nil)
+  private let context = Locked<BatchedContext?>(nil)
+
+  var model: LlamaModel? {
+    get { loaded.withLock { $0 } }
+    set { loaded.withLock { $0 = newValue } }
+  }
+
+  /// The shared context, made on first use.
+  func context(for model: LlamaModel, settings: BatchedContext.Settings, promptCache: PromptCache?) -> BatchedContext {
+    context.withLock { context in
+      if let context, context.model === model { return context }
+      let made = BatchedContext(model: model, settings: settings, promptCache: promptCache)
+      context = made
+      return made
+    }
+  }
+
+  var existingContext: BatchedContext? { context.withLock { $0 } }
+}

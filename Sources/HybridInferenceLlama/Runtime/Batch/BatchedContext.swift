@@ -1,0 +1,245 @@
+import CLlama
+import Foundation
+import HybridInferenceCore
+import HybridInferenceJinja
+
+/// The one llama context of an on-device model value, shared by its sessions:
+/// each request decodes on a sequence of it, and one scheduler decodes a token
+/// for every active sequence in a single `llama_decode` (`BatchScheduler`).
+///
+/// Why one context and not one per session: a step that decodes a token for
+/// four sequences costs about two and a half steps of one (measured on a
+/// 2-core Xeon with a Q4_1 model), while four contexts were four OpenMP teams
+/// taking turns on the same cores (four sessions at 0.99× the tokens/s of
+/// one). The KV cache holds `contextSize` cells for each sequence. A context
+/// starts with one sequence, so a model that answers one session at a time
+/// costs one window of KV cache, and is made again with `sequences` of them
+/// the first time more turns wait than sequences are idle (`ContextGrowth`).
+///
+/// `@unchecked Sendable` with a written reason: the llama pointer, the batch,
+/// the sequence caches and the active turns are touched only by the scheduler,
+/// which runs on one compute lane at a time (`State.running` is set from its
+/// start until it finds nothing to do, so no second scheduler starts). The
+/// queue, the sequence leases and `running` are behind `state`'s lock, taken
+/// by submitting tasks, cancellation handlers and ending sessions.
+final class BatchedContext: @unchecked Sendable {
+  /// How the context is made.
+  struct Settings: Equatable, Sendable {
+    /// Tokens of KV cache per sequence: the most one conversation may hold.
+    var contextSize: Int
+    var batchSize: Int
+    var threads: Int
+    /// The most requests decoded together, each on a sequence of its own.
+    var sequences: Int
+  }
+
+  /// What the scheduler has decoded, for tests and benchmarks.
+  struct Steps: Equatable, Sendable {
+    /// `llama_decode` calls.
+    var count = 0
+    /// The most sequences one call decoded together.
+    var widest = 0
+  }
+
+  struct State {
+    var slots: SequenceSlots
+    var steps = Steps()
+    /// Turns waiting for a sequence, first come first served.
+    var queue: [SequenceTurn] = []
+    var running = false
+  }
+
+  let model: LlamaModel
+  let settings: Settings
+  let state: Locked<State>
+  /// Where turns' states are saved and looked up, if the model value has a cache.
+  let promptCache: PromptCache?
+  /// What a saved state must have been made with to load here.
+  let cacheKey: PromptCacheKey?
+  /// The tag of this context's sequence states (`SequenceStateLayout`),
+  /// read when a context is made; behind a lock because `prepare()` may make
+  /// the context on another thread than the scheduler's.
+  let stateTag = Locked<[UInt8]?>(nil)
+  /// Guards `pointer`: every read and write of it, by `prepare()`, the
+  /// scheduler, growth (which holds it across the whole swap, free to store)
+  /// and tests asking whether it exists.
+  let creation = NSLock()
+  /// True once growing failed (no memory): the context stays as it is.
+  var growthFailed = false
+
+  // The scheduler's own, touched on its lane only (see the type's comment);
+  // `pointer` only under `creation`, since `prepare()` sets it too.
+  var pointer: OpaquePointer?
+  var batch: llama_batch
+  var caches: [SequenceCache]
+  var active: [SequenceTurn] = []
+  /// The flags of the turns in the step being decoded, for the abort callback.
+  var stepFlags: [CancellationFlag] = []
+  /// Steps since the scheduler started, for pacing text deliveries.
+  var deliveryClock = 0
+
+  init(model: LlamaModel, settings: Settings, promptCache: PromptCache? = nil) {
+    var settings = settings
+    // Room for every sequence's next token in one step.
+    settings.batchSize = max(settings.batchSize, settings.sequences)
+    self.model = model
+    self.settings = settings
+    self.promptCache = promptCache
+    self.cacheKey = promptCache.map { _ in PromptCacheKey(model: model.fingerprint) }
+    self.state = Locked(State(slots: SequenceSlots(count: 1)))
+    self.caches = [SequenceCache(id: 0)]
+    self.batch = llama_batch_init(Int32(settings.batchSize), 0, 1)
+  }
+
+  deinit {
+    llama_batch_free(batch)
+    if let pointer { llama_free(pointer) }
+  }
+
+  /// Queues `request` for a sequence and returns its outcome once generated.
+  /// Cancelling the calling task takes a queued turn out at once, and stops a
+  /// running one at the next step (or mid-step during prefill) without
+  /// disturbing the other sequences.
+  func submit(_ request: GenerationRequest) async throws -> GenerationOutcome {
+    let turn = SequenceTurn(request)
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { continuation in
+        let starts = state.withLock { state -> Bool? in
+          if turn.flag.isSet { return nil }
+          turn.continuation = continuation
+          state.queue.append(turn)
+          defer { state.running = true }
+          return !state.running
+        }
+        switch starts {
+        case nil: continuation.resume(throwing: CancellationError())
+        case true?: startScheduler()
+        case false?: break
+        }
+      }
+    } onCancel: {
+      turn.flag.set()
+      let queued = state.withLock { state -> CheckedContinuation<GenerationOutcome, any Error>? in
+        guard let index = state.queue.firstIndex(where: { $0 === turn }) else { return nil }
+        state.queue.remove(at: index)
+        defer { turn.continuation = nil }
+        return turn.continuation
+      }
+      queued?.resume(throwing: CancellationError())
+    }
+  }
+
+  /// Starts the scheduler on a compute lane once the cores are free. From a
+  /// task of its own, not the submitter's: a cancelled submitter must not
+  /// strand the turns queued behind it.
+  private func startScheduler() {
+    let threads = settings.threads
+    Task.detached {
+      let budget = ComputeBudget.shared
+      let cores = (try? await budget.acquire(threads: threads)) ?? 0
+      let lane = ComputeLanes.shared.lease()
+      lane.async {
+        self.runScheduler()
+        ComputeLanes.shared.giveBack(lane)
+        budget.release(cores)
+      }
+    }
+  }
+
+  /// A session has ended: its sequences belong to nobody now.
+  func ownerEnded(_ owner: ObjectIdentifier) {
+    state.withLock { $0.slots.ownerEnded(owner) }
+  }
+
+  /// Whether no turn is queued or running: tests use it to see that a
+  /// cancelled generation really stopped computing.
+  var isIdle: Bool { state.withLock { !$0.running } }
+
+  /// How many sequences no live session owns (for tests: a session's end
+  /// reaches the context with its last reference, which a finishing request's
+  /// task may drop on another thread just after the caller's `respond` returned).
+  var unownedSequences: Int { state.withLock { $0.slots.unownedCount } }
+
+  /// How many sequences the context has now: one until requests overlap.
+  var sequenceCount: Int { state.withLock { $0.slots.count } }
+
+  /// What the scheduler has decoded so far.
+  var steps: Steps { state.withLock { $0.steps } }
+
+  /// Whether llama.cpp's context exists yet (made by the first request).
+  var isCreated: Bool { creation.withLock { pointer != nil } }
+
+  /// Makes the llama context now, on a compute lane, so that the first
+  /// request does not wait for its KV cache to be allocated and cleared.
+  func prepare() async throws {
+    try await ComputeLane.run { Result { () throws(HybridInferenceError) in _ = try self.created() } }.get()
+  }
+
+  /// The llama context, made on first use (by `prepare()` or the scheduler)
+  /// with one sequence, or as many as it had when growing left none.
+  func created() throws(HybridInferenceError) -> OpaquePointer {
+    creation.lock()
+    defer { creation.unlock() }
+    if let pointer { return pointer }
+    let context = try makeContext(sequences: state.withLock { $0.slots.count })
+    pointer = context
+    return context
+  }
+
+  /// A llama context with `sequences` streams of `contextSize` cells each.
+  func makeContext(sequences: Int) throws(HybridInferenceError) -> OpaquePointer {
+    var params = llama_context_default_params()
+    // Each sequence's share rounded up as llama.cpp rounds a context (to 256
+    // cells), so a session's window is what a context of its own would be.
+    let share = (settings.contextSize + 255) / 256 * 256
+    params.n_ctx = UInt32(clamping: share * sequences)
+    params.n_batch = UInt32(settings.batchSize)
+    params.n_ubatch = UInt32(settings.batchSize)
+    params.n_seq_max = UInt32(sequences)
+    // A stream of cells per sequence, not one unified pool: with a unified
+    // pool llama.cpp's answers change with what else is in the batch (greedy
+    // SmolLM2 answers differed from the first token, llama-server
+    // `--kv-unified` too), while separate streams give each sequence the
+    // answer it gets alone.
+    params.kv_unified = false
+    params.n_threads = Int32(settings.threads)
+    params.n_threads_batch = Int32(settings.threads)
+    params.no_perf = true
+    // The KV types and flash attention stay llama.cpp's defaults: the prompt
+    // cache's key (`PromptCacheKey(model:)`) reads them from there too.
+    LlamaBackend.inFlight.enter()
+    defer { LlamaBackend.inFlight.leave() }
+    guard let context = llama_init_from_model(model.pointer, params) else {
+      throw .generationFailed("llama.cpp could not create a context of \(share * sequences) tokens")
+    }
+    if promptCache != nil {
+      let tag = Self.stateTag(of: context)
+      stateTag.withLock { $0 = tag }
+    }
+    return context
+  }
+
+  /// Installs (or removes) llama.cpp's abort callback, which lets a step stop
+  /// between compute nodes once every turn in it is cancelled.
+  ///
+  /// Only for steps that prefill: llama.cpp calls it once per graph node while
+  /// the other threads wait at a barrier, which slowed single-token steps by
+  /// about 10%; those check for cancellation between steps instead.
+  func setAbortCallback(_ context: OpaquePointer, enabled: Bool) {
+    guard enabled else {
+      llama_set_abort_callback(context, nil, nil)
+      return
+    }
+    llama_set_abort_callback(
+      context,
+      { userData in
+        guard let userData else { return false }
+        return Unmanaged<BatchedContext>.fromOpaque(userData).takeUnretainedValue().stepIsCancelled
+      }, Unmanaged.passUnretained(self).toOpaque())
+  }
+
+  /// True when every turn of the running step was cancelled, or the process is exiting.
+  private var stepIsCancelled: Bool {
+    LlamaBackend.inFlight.isStopping || stepFlags.allSatisfy(\.isSet)
+  }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HybridInferenceCore
+import HybridInferenceRemote
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The client behind `OpenAICompatibleModel`: builds each call and turns
+/// what comes back into responses or typed errors. The exchange itself
+/// (transport, offline rules, size limits, retries) is the shared `RemoteCall`,
+/// the one the Gemini client uses.
+struct OpenAIClient: Sendable {
+  let modelName: String
+  let endpoint: OpenAIEndpoint
+  let apiKey: APIKey?
+  let call: RemoteCall
+
+  init(
+    modelName: String, endpoint: OpenAIEndpoint, apiKey: APIKey?, options: RequestOptions,
+    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
+  ) {
+    self.modelName = modelName
+    self.endpoint = endpoint
+    self.apiKey = apiKey
+    self.call = RemoteCall(
+      modelName: modelName, options: options, transport: transport, reachability: reachability
+    ) { head, body in
+      OpenAIErrorMapping.apiError(head: head, body: body, apiKey: apiKey)
+    }
+  }
+
+  /// `POST /chat/completions`: one complete answer.
+  func chatCompletion(_ body: ChatCompletionRequest, log: LogHandler) async throws
+    -> GenerateContentResponse
+  {
+    let request = try endpoint.request(
+      "chat/completions", body: body, apiKey: apiKey, streaming: false, timeout: call.options.timeout)
+    let loop = call.retryLoop(log: log)
+    return try await loop.run { _ in
+      let data = try await call.unary(request, deadline: loop.deadline)
+      let completion = try decodeCompletion(data)
+      let response = completion.response(fallbackModel: modelName)
+      try ResponseChecks.checkComplete(response)
+      return response
+    }
+  }
+
+  /// A completion or chunk; an `{"error": ...}` body sent with a 2xx status
+  /// (as some servers do, mid-stream above all) is its typed error.
+  func decodeCompletion(_ data: Data) throws -> ChatCompletionResponse {
+    let completion: ChatCompletionResponse
+    do {
+      completion = try RemoteCall.decode(ChatCompletionResponse.self, from: data)
+    } catch {
+      throw OpenAIErrorMapping.streamError(data, apiKey: apiKey) ?? error
+    }
+    if completion.choices.isEmpty, completion.usage == nil,
+      let error = OpenAIErrorMapping.streamError(data, apiKey: apiKey)
+    {
+      throw error
+    }
+    return completion
+  }
+
+  /// `GET /models`: the ids of the models the server serves.
+  func models(log: LogHandler) async throws -> [String] {
+    let request = try endpoint.request(
+      "models", body: String?.none, apiKey: apiKey, streaming: false, timeout: call.options.timeout)
+    let loop = call.retryLoop(log: log, isIdempotent: true)
+    return try await loop.run { _ in
+      let data = try await call.unary(request, deadline: loop.deadline)
+      return try RemoteCall.decode(ModelList.self, from: data).data.map(\.id)
+    }
+  }
+
+  /// The body of `GET /models`: `{"data": [{"id": ...}, ...]}`.
+  struct ModelList: Decodable {
+    var data: [Entry]
+    struct Entry: Decodable { var id: String }
+  }
+}

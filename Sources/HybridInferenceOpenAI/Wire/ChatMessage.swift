@@ -1,0 +1,81 @@
+import HybridInferenceCore
+import HybridInferenceRemote
+
+/// One message of the conversation: `system`, `user`, `assistant` (with
+/// its text and/or `tool_calls`) or `tool` (one call's output).
+struct ChatMessage: Sendable, Hashable, Encodable {
+  var role: String
+  var content: String?
+  var toolCalls: [ChatToolCall]?
+  var toolCallID: String?
+
+  enum CodingKeys: String, CodingKey {
+    case role, content
+    case toolCalls = "tool_calls"
+    case toolCallID = "tool_call_id"
+  }
+
+  init(role: String, content: String?, toolCalls: [ChatToolCall]? = nil, toolCallID: String? = nil) {
+    self.role = role
+    self.content = content
+    self.toolCalls = toolCalls
+    self.toolCallID = toolCallID
+  }
+
+  /// The messages of `transcript`: the instructions as `system`, then every
+  /// turn as `user` or `assistant` (`model` turns, from Gemini or the device
+  /// alike) with its answer text; a turn's function calls as the assistant's
+  /// `tool_calls`, and each function response as a `tool` message. Thoughts
+  /// stay out (the protocol has no place for them), and so do empty turns,
+  /// as the Gemini encoder does.
+  ///
+  /// The protocol pairs a call and its output by id. A call that came without
+  /// one (from a Gemini model that gives none) gets `call_N`, and its output,
+  /// matched by name in order, the same.
+  /// - Throws: `.unsupportedRequest` for a turn with inline data or a file
+  ///   (this backend is text only).
+  static func messages(of transcript: Transcript) throws(HybridInferenceError) -> [ChatMessage] {
+    var messages: [ChatMessage] = []
+    if let instructions = transcript.instructions, !instructions.isEmpty {
+      messages.append(ChatMessage(role: "system", content: instructions))
+    }
+    var ids = CallIDs()
+    for entry in transcript.entries {
+      if entry.content.parts.contains(where: { $0.inlineData != nil || $0.fileData != nil }) {
+        throw .unsupportedRequest("an OpenAI-compatible server is sent text only (the turn has inline data or a file)")
+      }
+      let text = entry.content.text
+      let calls = entry.toolCalls
+      let outputs = entry.toolOutputs
+      if !outputs.isEmpty {
+        messages += outputs.map {
+          ChatMessage(role: "tool", content: $0.outputText, toolCallID: $0.id ?? ids.take(for: $0.name))
+        }
+      }
+      if !calls.isEmpty {
+        let wireCalls = calls.map { ChatToolCall(id: $0.id ?? ids.make(for: $0.name), call: $0) }
+        messages.append(ChatMessage(role: "assistant", content: text.isEmpty ? nil : text, toolCalls: wireCalls))
+      } else if !text.isEmpty {
+        messages.append(ChatMessage(role: entry.role == .user ? "user" : "assistant", content: text))
+      }
+    }
+    return messages
+  }
+
+  /// Ids for calls that came without one, handed back to their outputs.
+  private struct CallIDs {
+    private var count = 0
+    private var pending: [(name: String, id: String)] = []
+
+    mutating func make(for name: String) -> String {
+      count += 1
+      pending.append((name, "call_\(count)"))
+      return "call_\(count)"
+    }
+
+    mutating func take(for name: String) -> String {
+      guard let index = pending.firstIndex(where: { $0.name == name }) else { return "call_unknown" }
+      return pending.remove(at: index).id
+    }
+  }
+}

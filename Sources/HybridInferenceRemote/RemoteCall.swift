@@ -1,0 +1,214 @@
+import Foundation
+import HybridInferenceCore
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// One HTTP backend's way of running a call over the shared transport: the
+/// unary exchange, the streamed (SSE) exchange, and the retry loop around
+/// either, with the same offline, reachability and size rules for every
+/// backend.
+///
+/// Why one type: the Gemini and OpenAI-compatible clients differ only in the
+/// URL, the headers, the JSON and the error body; how bytes are read,
+/// bounded, timed out, classified as offline and retried must not differ,
+/// so it is written once here and each client supplies `apiError`.
+package struct RemoteCall: Sendable {
+  /// The model name used in retry log lines.
+  let modelName: String
+  package let options: RequestOptions
+  let transport: HTTPTransport
+  /// Where requests report whether they reached the server; nil when
+  /// `options.remembersOffline` is off.
+  package let reachability: ReachabilityMemory.Reporter?
+  /// The typed error of a non-2xx response, from its head and (bounded) body;
+  /// the backend's own error envelope, with its key redacted.
+  let apiError: @Sendable (ResponseHead, Data) -> HybridInferenceError
+
+  package init(
+    modelName: String, options: RequestOptions, transport: HTTPTransport,
+    reachability: ReachabilityMemory.Reporter?,
+    apiError: @escaping @Sendable (ResponseHead, Data) -> HybridInferenceError
+  ) {
+    self.modelName = modelName
+    self.options = options
+    self.transport = transport
+    self.reachability = reachability
+    self.apiError = apiError
+  }
+
+  /// The attempts of one call, which share one deadline.
+  /// - Parameter isIdempotent: Whether the call may be sent again after it
+  ///   could have reached the server (`RetryLoop.isIdempotent`); false, the
+  ///   default, for every generation.
+  package func retryLoop(log: LogHandler, isIdempotent: Bool = false) -> RetryLoop {
+    RetryLoop(
+      policy: options.retryPolicy, deadline: ContinuousClock.now + options.timeout,
+      modelName: modelName, log: log, isIdempotent: isIdempotent)
+  }
+
+  /// One unary exchange: the body of a 2xx response, or the typed error.
+  ///
+  /// The body is held whole until it ends, so it is bounded by
+  /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
+  /// stops the exchange (whatever the status) with `.responseTooLarge`.
+  package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
+    var body = Data()
+    let head = try await run(request, deadline: deadline) { _, data in
+      guard data.count <= options.maximumResponseBytes - body.count else {
+        throw HybridInferenceError.responseTooLarge(limit: options.maximumResponseBytes)
+      }
+      body.append(data)
+    }
+    guard (200..<300).contains(head.statusCode) else { throw apiError(head, body) }
+    guard !body.isEmpty else {
+      throw HybridInferenceError.malformedResponse("HTTP \(head.statusCode) with an empty body")
+    }
+    return body
+  }
+
+  /// One streamed exchange: each SSE event of a 2xx body goes to `handle`
+  /// as soon as it has been read off the socket (the last one once the body
+  /// has ended); a non-2xx response is read whole (bounded) and thrown as
+  /// `apiError`. An event over `RequestOptions.maximumEventBytes` is
+  /// `.responseTooLarge`.
+  package func stream(
+    _ request: URLRequest, deadline: ContinuousClock.Instant,
+    handle: (SSEEvent) throws -> Void
+  ) async throws {
+    var parser = SSEParser(maximumEventBytes: options.maximumEventBytes)
+    var errorBody = Data()
+    let head = try await run(request, deadline: deadline) { head, data in
+      if (200..<300).contains(head.statusCode) {
+        for event in try Self.feed(&parser, data) { try handle(event) }
+      } else {
+        let limit = options.maximumResponseBytes
+        guard data.count <= limit - errorBody.count else {
+          throw HybridInferenceError.responseTooLarge(limit: limit)
+        }
+        errorBody.append(data)
+      }
+    }
+    guard (200..<300).contains(head.statusCode) else { throw apiError(head, errorBody) }
+    for event in try Self.feed(&parser, nil) { try handle(event) }
+  }
+
+  /// A streamed call: fresh attempts under the retry loop, sharing its
+  /// deadline. A failure after an attempt delivered content ends the stream
+  /// (`DeliveredStreamFailure`): the caller has seen text, and a retry
+  /// would show it twice.
+  package func streamWithRetries<Attempt: RemoteStreamAttempt>(
+    _ request: URLRequest, log: LogHandler, makeAttempt: () -> Attempt
+  ) async throws {
+    let loop = retryLoop(log: log)
+    try await loop.run { _ in
+      var attempt = makeAttempt()
+      do {
+        try await attempt.run(request, deadline: loop.deadline)
+      } catch {
+        if attempt.deliveredContent { throw DeliveredStreamFailure(error: error) }
+        throw error
+      }
+    }
+  }
+
+  /// Runs the exchange, handing each body chunk (with the head) to `body`;
+  /// returns the head. Transport failures become the library's errors
+  /// (offline only before the request went out) and are reported to the
+  /// reachability memory; errors thrown by `body` pass through.
+  private func run(
+    _ request: URLRequest, deadline: ContinuousClock.Instant,
+    body: (ResponseHead, Data) throws -> Void
+  ) async throws -> ResponseHead {
+    var head: ResponseHead?
+    var connected = false
+    do {
+      let exchange = transport.exchange(
+        request, connectTimeout: options.connectTimeout, deadline: deadline)
+      defer { exchange.cancel() }
+      for try await event in exchange.events {
+        switch event {
+        case .connected:
+          connected = true
+          reachability?.reachable()
+        case .head(let received): head = received
+        case .body(let data):
+          // (Bytes before a head cannot happen; if they did, they would be
+          // treated as an error body.)
+          try body(head ?? ResponseHead(statusCode: 0), data)
+        }
+      }
+    } catch let error as HybridInferenceError {
+      throw error
+    } catch {
+      let mapped = RemoteErrorMapping.transportError(
+        error, connected: connected, receivedResponse: head != nil, timeout: options.timeout)
+      reachability?.failed(mapped)
+      throw mapped
+    }
+    try Task.checkCancellation()
+    guard let head else {
+      throw HybridInferenceError.malformedResponse("the server closed the connection without a response")
+    }
+    return head
+  }
+
+  /// Feeds body bytes to the parser (nil: the body has ended), with its
+  /// size limit as the library's error.
+  private static func feed(_ parser: inout SSEParser, _ data: Data?) throws(HybridInferenceError)
+    -> [SSEEvent]
+  {
+    do {
+      guard let data else { return try parser.finish() }
+      return try parser.feed(data)
+    } catch {
+      switch error {
+      case .eventTooLarge(let limit): throw .responseTooLarge(limit: limit)
+      }
+    }
+  }
+
+  /// Decodes a JSON body, or throws `.malformedResponse` saying where it
+  /// went wrong (never the data itself).
+  package static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws(HybridInferenceError)
+    -> Value
+  {
+    do {
+      return try JSONDecoder().decode(type, from: data)
+    } catch {
+      throw .malformedResponse("the body is not a valid \(type): \(summary(of: error))")
+    }
+  }
+
+  /// A one-line account of a decoding failure, without the data itself.
+  static func summary(of error: any Error) -> String {
+    guard let error = error as? DecodingError else { return "\(type(of: error))" }
+    let context: DecodingError.Context
+    switch error {
+    case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c):
+      context = c
+    @unknown default:
+      return "decoding failed"
+    }
+    // Keys of a JSON object are the server's text; the path is bounded and inert.
+    let path = ServerText.inert(context.codingPath.map(\.stringValue).joined(separator: "."), limit: 512)
+    let what: String
+    switch error {
+    case .dataCorrupted: what = "not valid JSON or corrupt value"
+    case .keyNotFound(let key, _): what = "missing \(ServerText.inert(key.stringValue, limit: 256))"
+    case .typeMismatch(let type, _): what = "expected \(type)"
+    case .valueNotFound(let type, _): what = "null where \(type) was expected"
+    @unknown default: what = "decoding failed"
+    }
+    return path.isEmpty ? what : "\(what) at \(path)"
+  }
+}
+
+/// One attempt of a backend's streamed call (`RemoteCall.streamWithRetries`):
+/// it runs the exchange, decodes each event and hands it on.
+package protocol RemoteStreamAttempt {
+  /// Whether the caller has been given content (then no retry may follow).
+  var deliveredContent: Bool { get }
+  mutating func run(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws
+}

@@ -1,0 +1,75 @@
+import HybridInferenceCore
+
+/// How the cloud model talks to the server: how long it waits and how it retries.
+///
+/// A value set once per `CloudGeminiModel`; the defaults suit Google's API
+/// from a desktop or server.
+public struct RequestOptions: Sendable, Hashable {
+  /// The longest one call may take, every attempt and every wait between
+  /// retries included; for a stream, until its last event.
+  ///
+  /// Ran out once the request was on its way: `HybridInferenceError.timedOut`,
+  /// whether or not the server had answered anything. The server was
+  /// reached, so slow is not offline and a prefer-cloud hybrid throws it.
+  public var timeout: Duration
+  /// How long connecting (DNS, TCP and TLS) may take before the request is
+  /// on its way; exceeding it is `HybridInferenceError.offline`.
+  public var connectTimeout: Duration
+  /// Which failures are tried again, how often and how far apart.
+  public var retryPolicy: RetryPolicy
+  /// Whether an offline verdict is remembered for the server's origin
+  /// (scheme, host, port), shared by every model that talks to it.
+  ///
+  /// While it holds, a hybrid whose primary is this model goes straight to
+  /// its secondary (logged as a fallback, "offline (remembered)") instead of
+  /// waiting up to `connectTimeout` on every request. A background TCP
+  /// connect to the server, 1 s after the verdict and then backing off to
+  /// once a minute, clears it when the server answers; so does any request
+  /// that reaches it. The model used on its own is always asked, and throws
+  /// `.offline` as before. On by default; off, nothing is remembered or probed.
+  public var remembersOffline: Bool
+  /// The largest body a unary call (`respond`, `countTokens`) or an error
+  /// response may have, in bytes; a longer one ends the call with
+  /// `HybridInferenceError.responseTooLarge` as soon as the limit is passed.
+  ///
+  /// Bodies are held in memory whole before they are decoded, so without a
+  /// limit a broken or hostile server could grow one until the deadline.
+  public var maximumResponseBytes: Int
+  /// The largest single event of a stream, in bytes; a longer one ends the
+  /// stream with `HybridInferenceError.responseTooLarge`.
+  ///
+  /// A stream as a whole has no size limit (only the deadline), since each
+  /// event is parsed and handed on as it ends; one event, though, is held
+  /// until its end, so it is bounded like a unary body.
+  public var maximumEventBytes: Int
+
+  /// The default `maximumResponseBytes`: 32 MiB, far above any text answer
+  /// (a response with inline images at Gemini's output limits stays below it).
+  public static let defaultMaximumResponseBytes = 32 << 20
+  /// The default `maximumEventBytes`: 16 MiB.
+  public static let defaultMaximumEventBytes = 16 << 20
+
+  /// Options with the given limits.
+  /// - Parameters:
+  ///   - timeout: The whole call's limit; 300 s by default, room for long
+  ///     answers of thinking models.
+  ///   - connectTimeout: 15 s by default.
+  ///   - retryPolicy: Three attempts with backoff by default.
+  ///   - remembersOffline: Whether hybrids skip this server while it is
+  ///     known to be offline; true by default.
+  ///   - maximumResponseBytes: 32 MiB by default.
+  ///   - maximumEventBytes: 16 MiB by default.
+  public init(
+    timeout: Duration = .seconds(300), connectTimeout: Duration = .seconds(15),
+    retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
+    maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
+    maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes
+  ) {
+    self.timeout = timeout
+    self.connectTimeout = connectTimeout
+    self.retryPolicy = retryPolicy
+    self.remembersOffline = remembersOffline
+    self.maximumResponseBytes = maximumResponseBytes
+    self.maximumEventBytes = maximumEventBytes
+  }
+}

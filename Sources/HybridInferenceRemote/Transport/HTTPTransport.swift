@@ -1,0 +1,122 @@
+import Foundation
+import HybridInferenceCore
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// What the transport reports about one HTTP exchange, in order: the head
+/// once, then body bytes as they arrive.
+enum TransportEvent: Sendable {
+  /// The connection is up and the request has started to go out (sent at
+  /// most once, before the head): a failure after it is not being offline.
+  case connected
+  /// The status line and headers arrived.
+  case head(ResponseHead)
+  /// The next bytes of the body, delivered the moment the socket yields them.
+  case body(Data)
+}
+
+/// The parts of an HTTP response head the client reads.
+package struct ResponseHead: Sendable, Hashable {
+  package var statusCode: Int
+  package var contentType: String?
+  /// The `Retry-After` header as sent (seconds or an HTTP date); the backend
+  /// whose protocol uses it reads it, Gemini's carries `RetryInfo` instead.
+  package var retryAfter: String? = nil
+}
+
+/// Sends HTTP requests through one URLSession and reports each exchange as an
+/// `AsyncThrowingStream` of `TransportEvent`s.
+///
+/// Why a delegate and not `URLSession.bytes` or completion handlers:
+/// FoundationNetworking on Linux has no `bytes(for:)`, and a completion
+/// handler only fires once the body has ended, which would hold every
+/// streamed event until the end. A data delegate sees the bytes as libcurl
+/// reads them.
+///
+/// One session serves every request of a model (all its copies share this
+/// object): a `TaskRouter` hands each task's callbacks to that task's stream.
+/// The session is invalidated when the last copy of the model goes away.
+///
+/// Timeouts are enforced here rather than by URLSession, whose Linux
+/// implementation only has an idle timer: the connect timeout ends a task
+/// that has not connected and sent its body in time, with
+/// `URLError(.timedOut)` (the server could not be reached); the deadline ends
+/// it whatever it is doing, with `TransportFailure.deadlineExceeded` once the
+/// request was on its way (the server is reachable but slow) and
+/// `URLError(.timedOut)` if it never connected.
+///
+/// Redirects follow a `RedirectPolicy` (same origin only by default), so
+/// no backend's credentials leave the origin they were configured for.
+package final class HTTPTransport: Sendable {
+  private let session: URLSession
+  private let router: TaskRouter
+
+  package init(maximumConnectionsPerHost: Int = 32, redirectPolicy: RedirectPolicy = .sameOriginOnly) {
+    let router = TaskRouter(redirectPolicy: redirectPolicy)
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    configuration.urlCache = nil
+    configuration.httpCookieStorage = nil
+    configuration.httpShouldSetCookies = false
+    // The transport's own timers end tasks; URLSession's idle timer is only
+    // a backstop, set beyond any deadline a request can have.
+    configuration.timeoutIntervalForRequest = 7 * 24 * 3600
+    configuration.timeoutIntervalForResource = 7 * 24 * 3600
+    self.router = router
+    self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
+  }
+
+  deinit {
+    session.finishTasksAndInvalidate()
+  }
+
+  /// Starts `request` and reports it as events.
+  ///
+  /// The exchange stops when its stream is terminated (cancelling the task
+  /// that iterates it cancels the URLSession task at once) or when `cancel`
+  /// is called, which a consumer that stops early must do.
+  /// - Parameters:
+  ///   - connectTimeout: How long the connection (and TLS) may take before
+  ///     the request body is on its way.
+  ///   - deadline: When the whole exchange must be over.
+  func exchange(
+    _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
+  ) -> TransportExchange {
+    let task = session.dataTask(with: request)
+    let exchangeID = task.taskIdentifier
+    let router = self.router
+    let cancel: @Sendable () -> Void = { router.cancel(exchangeID) }
+    let events = AsyncThrowingStream<TransportEvent, any Error> { continuation in
+      router.register(task, continuation: continuation)
+      continuation.onTermination = { _ in cancel() }
+      let connectDeadline = min(ContinuousClock.now + connectTimeout, deadline)
+      let connectTimer = Task {
+        try? await Task.sleep(until: connectDeadline)
+        guard !Task.isCancelled, !router.isConnected(exchangeID) else { return }
+        router.fail(exchangeID, with: URLError(.timedOut))
+      }
+      let deadlineTimer = Task {
+        try? await Task.sleep(until: deadline)
+        guard !Task.isCancelled else { return }
+        let failure: any Error =
+          router.isConnected(exchangeID) ? TransportFailure.deadlineExceeded : URLError(.timedOut)
+        router.fail(exchangeID, with: failure)
+      }
+      router.attachTimers(exchangeID, [connectTimer, deadlineTimer])
+      task.resume()
+    }
+    return TransportExchange(events: events, cancel: cancel)
+  }
+}
+
+/// One HTTP exchange in progress.
+struct TransportExchange: Sendable {
+  /// `.connected`, the head, then the body as it arrives; throws `URLError` or
+  /// `TransportFailure` on failure.
+  let events: AsyncThrowingStream<TransportEvent, any Error>
+  /// Stops the exchange; harmless once it has ended.
+  let cancel: @Sendable () -> Void
+}

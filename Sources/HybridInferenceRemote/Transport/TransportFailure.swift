@@ -1,0 +1,12 @@
+import HybridInferenceCore
+
+/// Failures the transport itself decides, as opposed to the `URLError`s
+/// that URLSession reports. Each backend maps them to its typed errors.
+enum TransportFailure: Error, Sendable, Equatable {
+  /// The connection was made and the request sent, but the exchange ran past
+  /// its deadline: the server is reachable and slow, not offline.
+  case deadlineExceeded
+  /// The server redirected to another origin, which the redirect policy
+  /// refuses; nothing was sent there.
+  case redirectRefused(from: Origin, to: Origin)
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The module walls of DESIGN §10, checked the way a user meets them:
+#  1. the targets depend on what the table says, and the Jinja and core
+#     targets on nothing (read from the manifest, not from this script's hopes);
+#  2. a cloud-only app (Examples/CloudOnlyApp, product HybridInferenceCloud)
+#     builds and runs where pkg-config finds no llama.cpp at all, and its build
+#     never compiled the llama.cpp target.
+# Run by `make test`; about 20 s warm (the app's build is cached in
+# .build/cloud-only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+expected='HybridInferenceCore:
+HybridInferenceRemote:HybridInferenceCore
+HybridInferenceGemini:HybridInferenceCore,HybridInferenceRemote
+HybridInferenceOpenAI:HybridInferenceCore,HybridInferenceRemote
+HybridInferenceJinja:
+HybridInferenceLlama:CLlama,HybridInferenceCore,HybridInferenceJinja
+HybridInferenceCloud:HybridInferenceCore,HybridInferenceGemini,HybridInferenceOpenAI,HybridInferenceRemote'
+actual=$(swift package dump-package | python3 -c '
+import json, sys
+targets = {t["name"]: t for t in json.load(sys.stdin)["targets"]}
+for name in ["HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
+             "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceLlama",
+             "HybridInferenceCloud"]:
+    deps = sorted(d.get("byName", d.get("target", [None]))[0] for d in targets[name]["dependencies"])
+    print(name + ":" + ",".join(deps))
+')
+if [ "$actual" != "$expected" ]; then
+  echo "check-walls: the targets' dependencies are not DESIGN §10's:" >&2
+  diff <(echo "$expected") <(echo "$actual") >&2 || true
+  exit 1
+fi
+
+scratch=.build/cloud-only
+echo "check-walls: building Examples/CloudOnlyApp with no llama.cpp in sight (PKG_CONFIG_LIBDIR=/nonexistent)" >&2
+env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR=/nonexistent LD_LIBRARY_PATH= \
+  swift build --package-path Examples/CloudOnlyApp --scratch-path "$scratch" > "$scratch.log" 2>&1 \
+  || { cat "$scratch.log" >&2; echo "check-walls: the cloud-only app does not build without llama.cpp" >&2; exit 1; }
+if ls "$scratch"/debug/Modules/HybridInferenceLlama.swiftmodule > /dev/null 2>&1; then
+  echo "check-walls: the cloud-only build compiled the llama.cpp target" >&2
+  exit 1
+fi
+status=0
+env -u LD_LIBRARY_PATH "$scratch"/debug/CloudOnlyApp > /dev/null || status=$?
+if [ "$status" != 2 ]; then
+  echo "check-walls: the cloud-only app did not start (exit $status; 2 is its usage line)" >&2
+  exit 1
+fi
+echo "check-walls: walls hold (targets as DESIGN §10; cloud-only app built and ran without llama.cpp)" >&2
