@@ -45,9 +45,15 @@ final class PromptCacheTests: XCTestCase {
   private func answer(
     _ transcript: Transcript, on model: LocalSystemModel
   ) async throws -> (text: String, cached: Int, log: [String]) {
+    try await Self.answer(transcript, on: model, options: greedy)
+  }
+
+  private static func answer(
+    _ transcript: Transcript, on model: LocalSystemModel, options: HybridGenerationOptions
+  ) async throws -> (text: String, cached: Int, log: [String]) {
     let log = Locked<[String]>([])
     let request = ModelRequest(
-      transcript: transcript, options: greedy,
+      transcript: transcript, options: options,
       logHandler: LogHandler { record in log.withLock { $0.append(record.message) } })
     var text = ""
     var cached = -1
@@ -117,6 +123,62 @@ final class PromptCacheTests: XCTestCase {
     XCTAssertGreaterThan(cached.cached, 20, "turn 1's prompt comes from the parent's file: \(cached.log)")
     XCTAssertEqual(plain.cached, 0)
     XCTAssertEqual(cached.text, plain.text, "greedy answers are the same with the cache and without")
+  }
+
+  // MARK: Streams
+
+  /// States saved by a context grown to four sequences (saved from sequence
+  /// 1 of 4 streams) load into a context of one, and back.
+  func testStatesMoveBetweenContextsOfDifferentSequenceCounts() async throws {
+    let cache = PromptCache.directory(directory)
+    let grown = try model(cache)
+    let questions = (0..<3).map { conversation(turns: 1, []).entries[0].content.text + " Variant \($0)." }
+    let (instructions, options) = (instructions, greedy)
+    let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+      for (index, question) in questions.enumerated() {
+        group.addTask {
+          var transcript = Transcript(instructions: instructions)
+          transcript.entries = [.prompt(question)]
+          return (index, try await PromptCacheTests.answer(transcript, on: grown, options: options).text)
+        }
+      }
+      return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+    }
+    XCTAssertGreaterThan(grown.batchedContext?.sequenceCount ?? 0, 1, "the context grew")
+    for (index, question) in questions.enumerated() {
+      var transcript = Transcript(instructions: instructions)
+      transcript.entries = [.prompt(question), .response(Content(text: answers[index] ?? ""), modelVersion: "x")]
+      transcript.entries.append(.prompt("And tomorrow?"))
+      let restored = try await answer(transcript, on: try model(cache))  // a new context, one sequence
+      let plain = try await answer(transcript, on: try model(nil))
+      XCTAssertGreaterThan(restored.cached, 30, "question \(index): \(restored.log)")
+      XCTAssertEqual(restored.text, plain.text, "question \(index)")
+    }
+  }
+
+  // MARK: Processes sharing the directory
+
+  /// A write waits for the directory's lock: while another holder keeps it,
+  /// the state stays a temp file and `respond` does not return.
+  func testAWrite_waitsForTheDirectorysLock() async throws {
+    let cache = PromptCache.directory(directory)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let lock = open(directory.path + "/.lock", O_RDWR | O_CREAT, 0o600)
+    XCTAssertGreaterThanOrEqual(lock, 0)
+    XCTAssertEqual(flock(lock, LOCK_SH), 0)  // as a reading process would; a load still goes ahead
+    let model = try model(cache)
+    let transcript = conversation(turns: 1)
+    let options = greedy
+    let turn = Task { try await PromptCacheTests.answer(transcript, on: model, options: options) }
+    let path = directory.path
+    try await waitUntil {
+      ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasSuffix(".kvtmp") }
+    }
+    XCTAssertEqual(stateFiles, [], "nothing is placed while the lock is held")
+    close(lock)
+    let reply = try await turn.value
+    XCTAssertEqual(stateFiles.count, 2, "placed once the lock was free")
+    XCTAssertFalse(reply.text.isEmpty && reply.cached < 0)
   }
 
   // MARK: Shareable openings
