@@ -53,7 +53,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   private let handle: LoadedModelHandle
 
   /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
-  /// first `availability`, `prepare()` or request.
+  /// first `availability`, `prepare()` or request. With a `promptCache`, each
+  /// turn's prompt state is saved there and loaded by any context whose
+  /// prompt starts with it (`PromptCache`).
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
     parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,

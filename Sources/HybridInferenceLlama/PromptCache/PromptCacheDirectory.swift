@@ -246,11 +246,12 @@ final class PromptCacheDirectory: Sendable {
   /// Bytes of states and temp files in the directory now.
   var usage: Int { files().reduce(0) { $0 + $1.size } }
 
-  /// Removes every file the cache wrote (the lock file stays).
+  /// Removes every file the cache wrote (the lock file stays); a file
+  /// another process removed meanwhile is no error.
   func removeAll() throws {
     try locked(LOCK_EX) {
-      for file in files() {
-        try FileManager.default.removeItem(atPath: path + "/" + file.name)
+      for file in files() where unlink(path + "/" + file.name) != 0 && errno != ENOENT {
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
       }
     }
   }

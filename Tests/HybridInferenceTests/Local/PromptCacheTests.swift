@@ -169,12 +169,17 @@ final class PromptCacheTests: XCTestCase {
     let model = try model(cache)
     let transcript = conversation(turns: 1)
     let options = greedy
-    let turn = Task { try await PromptCacheTests.answer(transcript, on: model, options: options) }
+    let returned = Locked(false)
+    let turn = Task {
+      defer { returned.withLock { $0 = true } }
+      return try await PromptCacheTests.answer(transcript, on: model, options: options)
+    }
     let path = directory.path
     try await waitUntil {
       ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasSuffix(".kvtmp") }
     }
     XCTAssertEqual(stateFiles, [], "nothing is placed while the lock is held")
+    XCTAssertFalse(returned.withLock { $0 }, "and the turn has not returned")
     close(lock)
     let reply = try await turn.value
     XCTAssertEqual(stateFiles.count, 2, "placed once the lock was free")
