@@ -38,6 +38,7 @@ enum PromptCacheBenchmark {
     var promptTokens: Int
     var cachedTokens: Int
     var saveLog: String?
+    var loadLog: String?
   }
 
   /// One turn on `transcript`: time to the first text, and the usage.
@@ -45,10 +46,12 @@ enum PromptCacheBenchmark {
     async throws -> Turn
   {
     let saves = LockedBox<String?>(nil)
+    let loads = LockedBox<String?>(nil)
     let request = ModelRequest(
       transcript: transcript, options: options, sessionStorage: storage,
       logHandler: LogHandler { record in
         if record.message.hasPrefix("prompt cache: saved") { saves.set(record.message) }
+        if record.message.hasPrefix("prompt cache: loaded") { loads.set(record.message) }
       })
     let start = ContinuousClock.now
     var first: ContinuousClock.Instant?
@@ -61,7 +64,7 @@ enum PromptCacheBenchmark {
     }
     return Turn(
       timeToFirstToken: ((first ?? .now) - start).seconds, promptTokens: usage.0, cachedTokens: usage.1,
-      saveLog: saves.value)
+      saveLog: saves.value, loadLog: loads.value)
   }
 
   static func run(modelPath: String, runs: Int) async throws {
@@ -97,6 +100,7 @@ enum PromptCacheBenchmark {
       let answer = try await turn(ninth, on: cachedModel)
       restored.append(answer)
       if let log = answer.saveLog { writes.append("\(answer.promptTokens) tokens: \(log)") }
+      if let log = answer.loadLog { writes.append(log) }
     }
     func line(_ label: String, _ turns: [Turn]) -> String {
       "\(label): ttft \(format(median(turns.map(\.timeToFirstToken)) * 1000)) ms (runs \(turns.map { format($0.timeToFirstToken * 1000) })), prompt \(turns.first?.promptTokens ?? 0) tokens, \(turns.first?.cachedTokens ?? 0) not decoded"
@@ -106,7 +110,7 @@ enum PromptCacheBenchmark {
     print(line("  new context, no prompt cache  ", cold))
     print(line("  new context, prompt cache     ", restored))
     print("  disk usage after the last run: \(cache.currentDiskUsage) bytes")
-    print("saves (copy on the llama thread, checksum + write on the write queue):")
+    print("saves (copy on the llama thread, checksum + write on the write queue) and loads (read, check, set):")
     for write in writes { print("  \(write)") }
   }
 }

@@ -277,17 +277,19 @@ final class PromptCacheWrites: Sendable {
   func log(to handler: LogHandler) {
     let (copies, writes) = costs
     guard !copies.isEmpty else { return }
-    func milliseconds(_ durations: [Duration]) -> String {
-      let total = durations.reduce(Duration.zero, +)
-      let (seconds, attoseconds) = total.components
-      return String(format: "%.1f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
-    }
+    let milliseconds = Self.milliseconds
     handler.log(
       LogRecord(
         level: .debug, category: .local,
         message:
           "prompt cache: saved \(writes.count) states, copy \(milliseconds(copies)) ms, write \(milliseconds(writes)) ms"
       ))
+  }
+
+  /// The sum of `durations` in milliseconds, one decimal, for log lines.
+  static func milliseconds(_ durations: [Duration]) -> String {
+    let (seconds, attoseconds) = durations.reduce(Duration.zero, +).components
+    return String(format: "%.1f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
   }
 
   /// Returns once every state this request saved is written.

@@ -24,6 +24,7 @@ extension BatchedContext {
     let prompt = turn.prompt
     let log = turn.request.log
     let sequence = turn.sequence
+    let clock = ContinuousClock.now
     if let (count, kept) = promptCache.store.load(
       prompt: prompt, key: key.hash, longerThan: turn.reusedTokens, tag: tag, log: log)
     {
@@ -36,7 +37,10 @@ extension BatchedContext {
         turn.reusedTokens = caches[sequence].tokens.count
         log.log(
           LogRecord(
-            level: .debug, category: .local, message: "prompt cache: loaded \(count) tokens of \(prompt.count)"))
+            level: .debug, category: .local,
+            message:
+              "prompt cache: loaded \(count) tokens of \(prompt.count) in \(PromptCacheWrites.milliseconds([clock.duration(to: .now)])) ms"
+          ))
       } else {
         caches[sequence].clear(memory)
         turn.reusedTokens = 0
