@@ -20,11 +20,12 @@ endif
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test lint walls sanitize demo bench fuzz clean
+.PHONY: help setup build test lint walls docs sanitize demo bench fuzz clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
-	@echo "make test   - set up, then run the whole test suite"
+	@echo "make test   - set up, then lint, check the module walls, build the docs and run the whole test suite"
+	@echo "make docs   - the DocC documentation, warnings as errors, into .build/docs (part of make test)"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama.cpp's own tools (results in Benchmarks/RESULTS.md)"
 	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars and the JSON prefix parser (FUZZ_SECONDS=60 each, at once)"
@@ -44,7 +45,12 @@ lint:
 walls:
 	scripts/check-walls.sh
 
-test: setup lint walls
+# The DocC catalog (Sources/HybridInference/HybridInference.docc) against the public API:
+# symbol graphs extracted from the debug build (no rebuild), docc warnings as errors.
+docs: setup
+	scripts/docs.sh $(SWIFT_LINK)
+
+test: setup lint walls docs
 	swift build --build-tests $(SWIFT_LINK)
 	HYBRID_REQUIRE_PREREQUISITES=1 swift test --skip-build $(SWIFT_LINK)
 

@@ -2,6 +2,15 @@
 // 6.2: `SendableMetatype` (GenerationSchema(deriving:)) is a Swift 6.2 name.
 import PackageDescription
 
+// The library's public modules, for this package's own executables and tests. They
+// import these rather than the umbrella `HybridInference`: a client of a module that
+// only re-exports (`@_exported import`) is not rebuilt when a re-exported module
+// changes (seen with Swift 6.3: stale objects, undefined symbols at link time).
+let libraryModules: [Target.Dependency] = [
+  "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
+  "HybridInferenceOpenAI", "HybridInferenceLlama",
+]
+
 let package = Package(
   name: "HybridInference",
   products: [
@@ -72,12 +81,12 @@ let package = Package(
     ),
     .executableTarget(
       name: "local-benchmark",
-      dependencies: ["HybridInference", "HybridInferenceLlama", "CLlama", "OpenAIServers"],
+      dependencies: libraryModules + ["CLlama", "OpenAIServers"],
       path: "Benchmarks/LocalBenchmark"
     ),
     .executableTarget(
       name: "cloud-benchmark",
-      dependencies: ["HybridInference", "GeminiServerProcess", "OpenAIServers"],
+      dependencies: libraryModules + ["GeminiServerProcess", "OpenAIServers"],
       path: "Benchmarks/CloudBenchmark"
     ),
     // The `hybrid-chat` demo: the executable holds the I/O (terminal, chat
@@ -85,17 +94,17 @@ let package = Package(
     // (argument parsing, option mapping, output formatting).
     .target(
       name: "HybridChatCore",
-      dependencies: ["HybridInference"],
+      dependencies: libraryModules,
       path: "Sources/HybridChatCore"
     ),
     .executableTarget(
       name: "hybrid-chat",
-      dependencies: ["HybridInference", "HybridChatCore"],
+      dependencies: libraryModules + ["HybridChatCore"],
       path: "Sources/HybridChat"
     ),
     .testTarget(
       name: "HybridChatTests",
-      dependencies: ["HybridChatCore", "HybridInference", "GeminiServerProcess", "TestPrerequisites"],
+      dependencies: libraryModules + ["HybridChatCore", "GeminiServerProcess", "TestPrerequisites"],
       path: "Tests/HybridChatTests"
     ),
     // Starts the loopback Gemini server for tests and the cloud benchmark.

@@ -5,7 +5,8 @@
 #
 # Env: PREFIX (install prefix), LLAMA_NATIVE=ON|OFF (GGML_NATIVE, default ON),
 #      LLAMA_AMX=OFF|ON (default OFF: a native build on an AMX Xeon leaves ggml's AMX
-#      kernels out, which SIGILL in the pinned source; see README "AMX"),
+#      kernels out, which SIGILL in the pinned source; see the OnDeviceModel article,
+#      "CPUs and AMX", in Sources/HybridInference/HybridInference.docc),
 #      LLAMA_BENCH=ON|OFF (also build llama-bench into $LLAMA_PREFIX/bin, default OFF:
 #      it needs llama.cpp's common library, ~+3.5 min on 2 cores),
 #      LLAMA_SERVER=ON|OFF (also build llama-server into $LLAMA_PREFIX/bin, default ON: the

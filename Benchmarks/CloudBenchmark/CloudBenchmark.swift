@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Measures the cloud client against the loopback Gemini server, beside curl.
 ///
@@ -9,6 +13,7 @@ import HybridInference
 ///     swift run -c release cloud-benchmark streaming [BUDGET_SECONDS]
 ///     swift run -c release cloud-benchmark fleet --local-model GGUF [--requests N]
 ///     swift run -c release cloud-benchmark template-parity --local-model GGUF
+///     swift run -c release cloud-benchmark hedging [--requests N]
 ///
 /// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
 /// per-request latency of N sequential and of N concurrent (C in flight)
@@ -56,6 +61,14 @@ struct CloudBenchmark {
         throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
       }
       try await FleetBenchmark.run(modelPath: model, requests: min(arguments.requests, 200))
+      return
+    }
+    if CommandLine.arguments.dropFirst().first == "hedging" {
+      // `cloud-benchmark hedging [--requests N]`: issue 25's hedged requests.
+      let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
+      let server = try LoopbackServer()
+      defer { server.stop() }
+      print(Hedging.markdown(try await Hedging.measure(server: server, requests: arguments.requests)))
       return
     }
     if CommandLine.arguments.dropFirst().first == "template-parity" {

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Issue 4, figure 3: what routing costs.
 ///

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import OpenAIServers
 
 /// `cloud-benchmark template-parity --local-model GGUF`: greedy answers of

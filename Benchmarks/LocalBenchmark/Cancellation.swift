@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// How long a cancelled request takes to stop on the device, during decode and
 /// during a long prefill (where llama.cpp's abort callback stops it).

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import OpenAIServers
 
 /// Aggregate decode speed of several sessions answering at once (issue 14,

@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Decode speed with and without a response schema (issue 11: the grammar
 /// must cost under 15%): the same prompt, greedy, the same number of tokens,

@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Prefill and decode speed of `LocalSystemModel` through its public API, on a
 /// warm llama context, like `llama-bench` (which creates its context once).

@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Time to first token over the turns of one conversation, with the KV cache
 /// kept between turns (one session) and without it (every turn re-prefilled).

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Streamed decode through `GenerativeModelSession.streamResponse` (a consumer
 /// task per snapshot), beside `respond` and llama-bench's tg128, alternated run

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 // Local benchmarks of issue 4: throughput beside llama-bench, multi-turn time to
 // first token with and without KV reuse, cancellation latency, and peak memory

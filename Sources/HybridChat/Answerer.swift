@@ -1,5 +1,9 @@
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Asks one prompt and reports the answer: the text on stdout as it streams,
 /// then the `You used:` line on stderr; or, with `--json`, one JSON object on
@@ -9,7 +13,7 @@ struct Answerer: Sendable {
   let options: ChatOptions
   let recorder: FallbackRecorder
 
-  func answer(_ prompt: String, session: GenerativeModelSession, mode: InferenceMode)
+  func answer(_ prompt: Prompt, session: GenerativeModelSession, mode: InferenceMode)
     async throws
   {
     _ = recorder.takeFirst()  // a fallback of an earlier, failed answer is not this one's

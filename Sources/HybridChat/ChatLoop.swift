@@ -1,5 +1,9 @@
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// The interactive chat: reads prompts and slash commands from the terminal
 /// until `/quit` or end of input (Ctrl-D).

@@ -1,5 +1,9 @@
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// The session the command talks to, with its current mode.
 ///
@@ -14,12 +18,15 @@ actor ChatSession {
   private let terminal: Terminal
   private let model: SwitchableModel
   private var session: GenerativeModelSession
+  /// `--image` files, sent with the next prompt only.
+  private var pendingAttachments: [Attachment]
   /// The mode the next answer is asked in.
   private(set) var mode: InferenceMode
 
   init(
     catalog: ModelCatalog, mode: InferenceMode, model: any LanguageModel, options: ChatOptions,
-    logHandler: LogHandler, recorder: FallbackRecorder, terminal: Terminal
+    logHandler: LogHandler, recorder: FallbackRecorder, terminal: Terminal,
+    firstAttachments: [Attachment] = []
   ) {
     self.catalog = catalog
     self.options = options
@@ -27,13 +34,17 @@ actor ChatSession {
     self.terminal = terminal
     self.answerer = Answerer(terminal: terminal, options: options, recorder: recorder)
     self.mode = mode
-    self.model = SwitchableModel(model, options: options.generationOptions)
+    self.pendingAttachments = firstAttachments
+    self.model = SwitchableModel(model)
     self.session = Self.makeSession(self.model, options, logHandler)
   }
 
-  /// Answers `prompt` and prints the answer and its report.
+  /// Answers `prompt` and prints the answer and its report; the first
+  /// prompt carries the `--image` files, whatever becomes of it.
   func answer(_ prompt: String) async throws {
-    try await answerer.answer(prompt, session: session, mode: mode)
+    let attachments = pendingAttachments
+    pendingAttachments = []
+    try await answerer.answer(Prompt(prompt, attachments: attachments), session: session, mode: mode)
   }
 
   /// Forgets the conversation (the system instructions stay).

@@ -1,6 +1,10 @@
 import Foundation
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// `hybrid-chat`: answers a prompt on device or in the cloud, or chats.
 ///
@@ -40,6 +44,7 @@ enum HybridChat {
     let source = try PromptSource.resolve(
       argumentPrompt: options.prompt, stdinIsTerminal: terminal.stdinIsTerminal,
       readStandardInput: terminal.readAll)
+    let images = try ImageFile.load(options.imagePaths)
     let recorder = FallbackRecorder()
     let logHandler = ChatLogging.handler(recorder: recorder, terminal: terminal, json: options.json)
     let catalog = ModelCatalog(options: options, logHandler: logHandler)
@@ -48,7 +53,7 @@ enum HybridChat {
     try await ModelPreparation.prepare(catalog, for: mode, terminal: terminal)
     let chat = ChatSession(
       catalog: catalog, mode: mode, model: model, options: options, logHandler: logHandler,
-      recorder: recorder, terminal: terminal)
+      recorder: recorder, terminal: terminal, firstAttachments: images)
     switch source {
     case .oneShot(let prompt):
       try await chat.answer(prompt)

@@ -1,6 +1,10 @@
 import Foundation
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// The two models the command can use, and the model each mode asks.
 ///
@@ -11,6 +15,8 @@ struct ModelCatalog: Sendable {
   let cloud: any LanguageModel
   /// Whether `--model` was given; only the default model gets the `make setup` hint.
   private let explicitModelPath: Bool
+  /// The routing flags the hybrid modes are built with.
+  private let options: ChatOptions
 
   init(options: ChatOptions, logHandler: LogHandler) {
     if let path = options.modelPath {
@@ -19,6 +25,7 @@ struct ModelCatalog: Sendable {
       local = LocalSystemModel.default
     }
     explicitModelPath = options.modelPath != nil
+    self.options = options
     cloud = CloudModelFactory.make(options: options, logHandler: logHandler)
   }
 
@@ -44,8 +51,8 @@ struct ModelCatalog: Sendable {
         throw .runtime("no model can answer: \(localProblem); \(cloudProblem)")
       }
       return mode == .preferOnDevice
-        ? HybridModel(primary: local, secondary: cloud)
-        : HybridModel(primary: cloud, secondary: local)
+        ? options.hybridModel(primary: local, secondary: cloud)
+        : options.hybridModel(primary: cloud, secondary: local)
     }
   }
 
@@ -70,6 +77,8 @@ struct ModelCatalog: Sendable {
     switch cloud.availability {
     case .available: nil
     case .unavailable(.missingAPIKey): ErrorReport.missingKey(model: cloud.modelVersion)
+    case .unavailable(.missingProject):
+      "the cloud model \(cloud.modelVersion) on Vertex AI needs a project: pass --vertex-project or set GOOGLE_CLOUD_PROJECT"
     case .unavailable(let reason): "the cloud model \(cloud.modelVersion) is unavailable: \(reason)"
     }
   }

@@ -1,5 +1,9 @@
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Loads the on-device model before the first prompt, with a progress bar on
 /// a terminal, so the load does not count as the answer's time to first token.

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// What the command line asks for.
 public enum Command: Sendable, Hashable {
@@ -63,6 +67,9 @@ public enum ArgumentParser {
     if options.serverModel != nil, options.server == nil {
       throw .usage("option '--server-model' needs '--server URL'")
     }
+    if options.usesVertexAI, options.server != nil {
+      throw .usage("options '--vertex-project' and '--vertex-location' are for Gemini; they cannot go with '--server'")
+    }
     if !promptWords.isEmpty { options.prompt = promptWords.joined(separator: " ") }
     return .chat(options)
   }
@@ -82,50 +89,8 @@ public enum ArgumentParser {
   }
 }
 
-/// The flags, each knowing how to check its value and store it.
-private enum Flag: CaseIterable {
-  case help, version, mode, model, cloudModel, server, serverModel, system, tool, temperature, topP, topK, seed,
-    maxTokens
-  case thinking, noStream, json
-
-  init?(spelling: String) {
-    if spelling == "-h" {
-      self = .help
-      return
-    }
-    guard let flag = Flag.allCases.first(where: { $0.spelling == spelling }) else { return nil }
-    self = flag
-  }
-
-  var spelling: String {
-    switch self {
-    case .help: "--help"
-    case .version: "--version"
-    case .mode: "--mode"
-    case .model: "--model"
-    case .cloudModel: "--cloud-model"
-    case .server: "--server"
-    case .serverModel: "--server-model"
-    case .system: "--system"
-    case .tool: "--tool"
-    case .temperature: "--temperature"
-    case .topP: "--top-p"
-    case .topK: "--top-k"
-    case .seed: "--seed"
-    case .maxTokens: "--max-tokens"
-    case .thinking: "--thinking"
-    case .noStream: "--no-stream"
-    case .json: "--json"
-    }
-  }
-
-  var takesValue: Bool {
-    switch self {
-    case .help, .version, .noStream, .json: false
-    default: true
-    }
-  }
-
+/// How each flag checks its value and stores it.
+extension Flag {
   func apply(_ value: String?, to options: inout ChatOptions) throws(CommandError) {
     let value = value ?? ""
     switch self {
@@ -135,6 +100,14 @@ private enum Flag: CaseIterable {
       options.noStream = true
     case .json:
       options.json = true
+    case .continueInterrupted:
+      options.continuesInterruptedAnswers = true
+    case .fallbackOn:
+      options.fallbackPolicy = try RoutingFlags.policy(value)
+    case .hedgeAfter:
+      options.hedgeAfterMilliseconds = try integer(value, "a number of milliseconds >= 0") {
+        (0...3_600_000).contains($0)
+      }
     case .mode:
       guard let mode = InferenceMode(rawValue: value) else {
         throw .usage("unknown mode '\(value)' for --mode (expected \(InferenceMode.allNames))")
@@ -179,6 +152,19 @@ private enum Flag: CaseIterable {
         throw .usage("unknown level '\(value)' for --thinking (expected minimal|low|medium|high)")
       }
       options.thinking = level
+    case .image:
+      _ = try ImageFile.mimeType(for: try nonEmpty(value))
+      options.imagePaths.append(value)
+    case .vertexProject:
+      options.vertexProject = try nonEmpty(value)
+    case .vertexLocation:
+      // It becomes part of a host name: a region or `global`, nothing else.
+      guard !value.isEmpty, value.utf8.count <= 63,
+        value.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
+      else {
+        throw .usage("option '--vertex-location' needs a region such as us-central1, or global; got '\(value)'")
+      }
+      options.vertexLocation = value
     }
   }
 

@@ -1,5 +1,9 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// The tools `hybrid-chat --tool NAME` can give the model, to demonstrate
 /// the session's tool loop on either model.

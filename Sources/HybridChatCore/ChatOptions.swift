@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Everything the command line says, after parsing and range checks.
 ///
@@ -38,6 +42,23 @@ public struct ChatOptions: Sendable, Hashable {
   public var json: Bool
   /// `--tool NAME` (repeatable): built-in tools the model may call.
   public var tools: [BuiltInTool] = []
+  /// `--image PATH` (repeatable): images sent, in order, with the first prompt.
+  public var imagePaths: [String] = []
+  /// `--vertex-project`: Gemini on Vertex AI in this Google Cloud project.
+  public var vertexProject: String?
+  /// `--vertex-location`: the Vertex AI region, or `global`.
+  public var vertexLocation: String?
+
+  /// Whether the Gemini model is on Vertex AI (either Vertex flag given).
+  public var usesVertexAI: Bool { vertexProject != nil || vertexLocation != nil }
+  /// `--fallback-on LIST`: what a hybrid mode falls back on beyond DESIGN §2's rule.
+  public var fallbackPolicy = FallbackPolicy.default
+  /// `--hedge-after MS`: a hybrid mode asks its other model too when the first
+  /// has delivered nothing within this many milliseconds.
+  public var hedgeAfterMilliseconds: Int?
+  /// `--continue-interrupted`: a hybrid mode continues an answer whose stream
+  /// broke on the other model.
+  public var continuesInterruptedAnswers = false
 
   /// The cloud model used when `--cloud-model` is not given.
   public static let defaultCloudModel = "gemini-3.1-flash-lite"

@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import Synchronization
 
 /// Collects the fallbacks the library reports during one answer, so the

@@ -15,29 +15,7 @@ public enum HelpText {
     neither, and stdin a terminal, it starts a chat (/reset, /mode <mode>, /quit).
 
     Options:
-      --mode MODE          prefer-on-device | prefer-cloud | only-on-device | only-cloud
-                           (default: prefer-on-device with GEMINI_API_KEY or
-                           GOOGLE_API_KEY set, otherwise only-on-device)
-      --model PATH         the on-device GGUF model (default: HYBRID_LOCAL_MODEL, else
-                           SmolLM2-135M-Instruct from `make setup`)
-      --cloud-model NAME   the Gemini model (default: \(ChatOptions.defaultCloudModel))
-      --server URL         an OpenAI-compatible server (llama-server, vLLM, Ollama)
-                           in place of Gemini, e.g. http://127.0.0.1:8080/v1
-      --server-model NAME  the model name sent to it (default: \(ChatOptions.defaultServerModel))
-      --system TEXT        system instructions
-      --tool NAME          a built-in tool the model may call (repeatable):
-                           time (the current date and time)
-      --temperature T      sampling temperature, >= 0 (0: greedy on device)
-      --top-p P            nucleus sampling threshold, in (0, 1]
-      --top-k K            sample among the K most likely tokens, > 0
-      --seed N             random seed, 0...2147483647
-      --max-tokens N       the longest answer, in tokens
-      --thinking LEVEL     Gemini thinking: minimal | low | medium | high
-      --no-stream          print the answer when it is complete
-      --json               print one JSON object per answer (content, modelVersion,
-                           usage, finishReason, fallback, mode, timing)
-      -h, --help           show this help
-      --version            show the version
+    \(Flag.helpLines.joined(separator: "\n"))
 
     After the answer, stderr gets one line: the model that answered, its tokens,
     the time to the first token and the speed. Exit status: 0 on success, 1 when

@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import Synchronization
 
 /// A model whose target can change between requests: what lets `/mode` switch
@@ -8,19 +12,19 @@ import Synchronization
 /// answers, so switching the model underneath a session carries the
 /// conversation over, the same way a fallback does.
 ///
-/// A session addresses a model that is not a `HybridModel` with only the
-/// options half of its placement. A switchable model may wrap a hybrid that
-/// needs both halves, so it keeps the full options itself and passes them on;
-/// every leaf model reads only its own half anyway.
+/// Each request goes to the current model as the session made it, options
+/// included: both halves travel with every request (each leaf model reads
+/// its own), and the session changes them between the rounds of one request
+/// (a required tool choice becomes `.auto` once the tools have answered),
+/// so a copy kept here would undo that.
 public final class SwitchableModel: LanguageModel {
+  /// Behind a lock because `/mode` switches it from the chat loop while an
+  /// answer may be reading it from another task.
   private let target: Mutex<any LanguageModel>
-  private let options: HybridGenerationOptions
 
   /// A model that answers with `model` until switched.
-  /// - Parameter options: The options every request is answered with.
-  public init(_ model: any LanguageModel, options: HybridGenerationOptions) {
+  public init(_ model: any LanguageModel) {
     self.target = Mutex(model)
-    self.options = options
   }
 
   /// The model that answers now.
@@ -40,19 +44,13 @@ public final class SwitchableModel: LanguageModel {
 
   /// Answers with the current model.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
-    try await current.respond(to: withFullOptions(request))
+    try await current.respond(to: request)
   }
 
   /// Streams from the current model.
   public func streamResponse(to request: ModelRequest)
     -> ResponseDeltaStream
   {
-    current.streamResponse(to: withFullOptions(request))
-  }
-
-  private func withFullOptions(_ request: ModelRequest) -> ModelRequest {
-    var request = request
-    request.options = options
-    return request
+    current.streamResponse(to: request)
   }
 }

@@ -1,4 +1,8 @@
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 
 /// Makes text the command did not write itself (a model's answer, a
 /// server's error, a model name) harmless to print on a terminal.

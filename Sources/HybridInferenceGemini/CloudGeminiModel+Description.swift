@@ -7,16 +7,13 @@ extension CloudGeminiModel: CustomStringConvertible, CustomDebugStringConvertibl
   /// Names the model and its server; says whether a key is set, never the
   /// key (nor any credentials in the base URL).
   public var description: String {
-    "CloudGeminiModel(\(name), \(RemoteURL.display(baseURL))/\(apiVersion), "
-      + "API key \(apiKey == nil ? "missing" : "set"))"
+    shell.description(
+      of: "CloudGeminiModel", server: "\(shell.displayedBaseURL)/\(apiVersion)", absentKey: "missing")
   }
 
   /// The description plus the request options; still no key.
   public var debugDescription: String {
-    "CloudGeminiModel(name: \(name), baseURL: \(RemoteURL.display(baseURL)), "
-      + "apiVersion: \(apiVersion), apiKey: \(apiKey == nil ? "<missing>" : "<redacted>"), "
-      + "timeout: \(requestOptions.timeout), connectTimeout: \(requestOptions.connectTimeout), "
-      + "maxAttempts: \(requestOptions.retryPolicy.maxAttempts))"
+    shell.debugDescription(of: "CloudGeminiModel", fields: ["apiVersion": apiVersion], absentKey: "missing")
   }
 
   /// What `dump` and debuggers show: the settings, with the key redacted, so
@@ -24,14 +21,9 @@ extension CloudGeminiModel: CustomStringConvertible, CustomDebugStringConvertibl
   public var customMirror: Mirror {
     Mirror(
       self,
-      children: [
-        "name": name,
-        "baseURL": RemoteURL.display(baseURL),
-        "apiVersion": apiVersion,
-        "apiKey": apiKey == nil ? "<missing>" : "<redacted>",
-        "requestOptions": requestOptions,
-        "safetySettings": safetySettings as Any,
-      ],
+      children: shell.mirrorChildren(
+        fields: ["apiVersion": apiVersion], trailing: ["safetySettings": safetySettings as Any],
+        absentKey: "missing"),
       displayStyle: .struct)
   }
 }

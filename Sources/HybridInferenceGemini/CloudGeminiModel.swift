@@ -2,7 +2,8 @@ import Foundation
 import HybridInferenceCore
 import HybridInferenceRemote
 
-/// A Gemini model behind the Gemini Developer API's REST interface.
+/// A Gemini model behind the Gemini Developer API's REST interface, or
+/// Vertex AI's (`backend: .vertexAI(project:location:)`).
 ///
 /// ```swift
 /// let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite")  // key from the environment
@@ -35,7 +36,12 @@ import HybridInferenceRemote
 ///
 /// The key stays with its origin: a redirect to another scheme, host or port
 /// is refused (`.redirectRefused`), and a plain `http://` base URL is refused
-/// (`.insecureBaseURL`) unless it is this machine.
+/// (`.insecureBaseURL`) unless it is this machine. The same holds for a
+/// bearer token (`authorization: .bearerToken { ... }` or `.metadataServer`).
+///
+/// Google's server-side tools (`serverTools: [.googleSearch()]`) run in the
+/// cloud only: the on-device model has none, so a hybrid whose answers must
+/// be grounded should use this model alone.
 ///
 /// A value: copies share one URL session, released with the last copy.
 public struct CloudGeminiModel: LanguageModel {
@@ -43,17 +49,25 @@ public struct CloudGeminiModel: LanguageModel {
   public let name: String
   /// The server, without the API version (`https://generativelanguage.googleapis.com`).
   public let baseURL: URL
-  /// The API version path segment (`"v1beta"`).
+  /// Which service: the Gemini Developer API or Vertex AI.
+  public let backend: GeminiBackend
+  /// The API version path segment (`"v1beta"`, `"v1"` on Vertex AI).
   public let apiVersion: String
   /// Timeouts and retries.
   public let requestOptions: RequestOptions
   /// Safety thresholds sent with every request; nil leaves Google's defaults.
   public let safetySettings: [SafetySetting]?
+  /// Google's tools declared on every request (search grounding, code
+  /// execution, URL context), beside the session's own functions.
+  public let serverTools: [ServerTool]
   /// Where `countTokens` reports retries; requests from a session report
   /// through the session's handler.
   public let logHandler: LogHandler
-  let apiKey: APIKey?
-  private let transport: HTTPTransport
+  /// Name, server, options, credential and transport, as every remote model holds them.
+  let shell: RemoteModelShell
+  /// The backend with the environment's project and location.
+  let resolvedBackend: ResolvedBackend
+  var apiKey: APIKey? { shell.apiKey }
 
   /// The default server when neither the parameter nor `GOOGLE_GEMINI_BASE_URL` names one.
   public static let defaultBaseURL =
@@ -62,43 +76,72 @@ public struct CloudGeminiModel: LanguageModel {
   /// A Gemini model.
   /// - Parameters:
   ///   - name: The model, with or without the `models/` prefix.
-  ///   - apiKey: The key; nil reads `GEMINI_API_KEY`, then `GOOGLE_API_KEY`.
-  ///     Without one the model is `.unavailable(.missingAPIKey)`.
+  ///   - apiKey: The Gemini API key; nil reads `GEMINI_API_KEY`, then
+  ///     `GOOGLE_API_KEY`. Without a key or `authorization` the model is
+  ///     `.unavailable(.missingAPIKey)`. Never sent to Vertex AI.
   ///   - baseURL: The server; nil reads `GOOGLE_GEMINI_BASE_URL` (the
-  ///     google-genai convention), then uses `defaultBaseURL`.
-  ///   - apiVersion: `"v1beta"` by default, where every current feature lives.
+  ///     google-genai convention; `GOOGLE_VERTEX_BASE_URL` for Vertex AI),
+  ///     then uses Google's host for the backend.
+  ///   - backend: `.googleAI` (the Gemini Developer API) by default, or
+  ///     `.vertexAI(project:location:)`.
+  ///   - authorization: The credential; given, it wins over `apiKey` and the
+  ///     environment. Vertex AI needs a token (`.bearerToken { ... }` or
+  ///     `.metadataServer`; no key of any kind is sent there), else the model
+  ///     is `.unavailable(.missingCredential)`.
+  ///   - apiVersion: nil for `"v1beta"` on the Gemini API, where every
+  ///     current feature lives, and `"v1"` on Vertex AI.
   ///   - requestOptions: Timeouts and retries.
   ///   - safetySettings: Thresholds sent with every request.
+  ///   - serverTools: Google's tools, declared on every request.
   ///   - logHandler: Where `countTokens` reports retries.
   public init(
-    name: String, apiKey: String? = nil, baseURL: URL? = nil, apiVersion: String = "v1beta",
+    name: String, apiKey: String? = nil, baseURL: URL? = nil, backend: GeminiBackend = .googleAI,
+    authorization: Credential? = nil, apiVersion: String? = nil,
     requestOptions: RequestOptions = RequestOptions(), safetySettings: [SafetySetting]? = nil,
-    logHandler: LogHandler = .standardError
+    serverTools: [ServerTool] = [], logHandler: LogHandler = .standardError
   ) {
     self.init(
-      name: name, apiKey: apiKey, baseURL: baseURL, apiVersion: apiVersion,
-      requestOptions: requestOptions, safetySettings: safetySettings, logHandler: logHandler,
-      environment: ProcessInfo.processInfo.environment)
+      name: name, apiKey: apiKey, baseURL: baseURL, backend: backend, authorization: authorization,
+      apiVersion: apiVersion, requestOptions: requestOptions, safetySettings: safetySettings,
+      serverTools: serverTools, logHandler: logHandler, environment: ProcessInfo.processInfo.environment)
   }
 
   /// The designated initializer, with the environment passed in so tests can
-  /// check the fallbacks without touching the process's own.
+  /// check the fallbacks (keys, base URLs, `GOOGLE_CLOUD_PROJECT`,
+  /// `GOOGLE_CLOUD_LOCATION`, `GCE_METADATA_HOST`) without touching the
+  /// process's own.
   init(
-    name: String, apiKey: String?, baseURL: URL?, apiVersion: String,
-    requestOptions: RequestOptions, safetySettings: [SafetySetting]?, logHandler: LogHandler,
+    name: String, apiKey: String? = nil, baseURL: URL? = nil, backend: GeminiBackend = .googleAI,
+    authorization: Credential? = nil, apiVersion: String? = nil,
+    requestOptions: RequestOptions = RequestOptions(), safetySettings: [SafetySetting]? = nil,
+    serverTools: [ServerTool] = [], logHandler: LogHandler = .standardError,
     environment: [String: String]
   ) {
+    let resolved = ResolvedBackend(backend, environment: environment)
     self.name = name
-    self.apiKey = APIKey(apiKey) ?? APIKey.fromEnvironment(environment)
-    let environmentURL = environment["GOOGLE_GEMINI_BASE_URL"].flatMap {
-      $0.isEmpty ? nil : URL(string: $0)
-    }
-    self.baseURL = baseURL ?? environmentURL ?? Self.defaultBaseURL
-    self.apiVersion = apiVersion
+    self.backend = backend
+    self.resolvedBackend = resolved
+    self.baseURL = baseURL ?? resolved.defaultBaseURL(environment: environment) ?? Self.defaultBaseURL
+    self.apiVersion = apiVersion.flatMap { $0.isEmpty ? nil : $0 } ?? resolved.defaultAPIVersion
     self.requestOptions = requestOptions
     self.safetySettings = safetySettings
+    self.serverTools = serverTools
     self.logHandler = logHandler
-    self.transport = HTTPTransport()
+    // An explicit credential first; a key only for the Gemini API. Vertex AI
+    // refuses API keys on its project paths (401), so none is ever sent there.
+    let credential: Credential?
+    if resolved.isVertex {
+      credential = authorization.flatMap { $0.isAPIKey ? nil : $0 }
+    } else {
+      credential = authorization ?? (APIKey(apiKey) ?? APIKey.fromEnvironment(environment)).map { .apiKey($0.value) }
+    }
+    self.shell = RemoteModelShell(
+      name: name, baseURL: self.baseURL, requestOptions: requestOptions,
+      authorizer: credential.flatMap {
+        RemoteAuthorizer(
+          $0, keyPlacement: .header("x-goog-api-key"), metadataHost: environment["GCE_METADATA_HOST"],
+          options: requestOptions, log: logHandler)
+      })
   }
 
   /// The model name: what `GenerateContentResponse.modelVersion` says when
@@ -108,27 +151,48 @@ public struct CloudGeminiModel: LanguageModel {
   /// Always `.cloud`: only being offline lets a hybrid fall back from it.
   public var placement: ModelPlacement { .cloud }
 
-  /// `.available` when a key is set, `.unavailable(.missingAPIKey)` otherwise.
-  /// Never touches the network.
+  /// `.available` when a credential is set (and, on Vertex AI, a project and
+  /// a usable location); otherwise `.missingAPIKey`, `.missingCredential`,
+  /// `.missingProject` or `.invalidBaseURL`. Never touches the network.
   public var availability: Availability {
-    apiKey == nil ? .unavailable(.missingAPIKey) : .available
+    if case .vertexAI(let project, let location) = resolvedBackend.kind {
+      if project == nil { return .unavailable(.missingProject) }
+      if !ResolvedBackend.isValidLocation(location) { return .unavailable(.invalidBaseURL) }
+      if shell.authorizer == nil { return .unavailable(.missingCredential) }
+      return .available
+    }
+    return shell.authorizer == nil ? .unavailable(.missingAPIKey) : .available
   }
 
   /// `.offline` while this server's origin is remembered as offline (see
-  /// `RequestOptions.remembersOffline`), so that a hybrid with another
-  /// model at hand goes straight to it; nil otherwise. Never waits.
+  /// `RequestOptions.remembersOffline`), else the 429 while this server,
+  /// model and key are remembered as rate limited (a 429 that carried
+  /// `RetryInfo`, for its `retryDelay`), so that a hybrid with another model
+  /// at hand goes straight to it (the rate limit only under a policy that
+  /// falls back on `.rateLimited`); nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    guard apiKey != nil, let reporter = client.reachability,
-      let error = reporter.memory.verdict(for: reporter.origin)
-    else { return nil }
-    return HybridInferenceError.offline(error)
+    guard availability.isAvailable else { return nil }
+    return shell.rememberedOffline ?? shell.rateLimits?.verdict
+  }
+
+  /// Forgets a remembered rate limit of this server, model and credential,
+  /// so that the next request asks the server again even inside a hybrid
+  /// that would otherwise go straight to its other model.
+  public func clearRememberedRateLimit() {
+    shell.rateLimits?.answered()
   }
 
   /// Answers with `:generateContent`.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
+    try checkAvailable()
     try request.options.gemini?.validate()
+    let client = client
     return try await client.generateContent(
-      try GenerateContentRequest(request, safetySettings: safetySettings), log: request.logHandler)
+      try GenerateContentRequest(
+        request, safetySettings: safetySettings, serverTools: serverTools,
+        producer: client.endpoint.producer,
+        inlineMediaLimit: requestOptions.maximumInlineMediaBytes),
+      log: request.logHandler)
   }
 
   /// Streams with `:streamGenerateContent?alt=sse`, one delta per event.
@@ -136,20 +200,33 @@ public struct CloudGeminiModel: LanguageModel {
     -> ResponseDeltaStream
   {
     let body: GenerateContentRequest
+    let client = client
     do {
+      try checkAvailable()
       try request.options.gemini?.validate()
-      body = try GenerateContentRequest(request, safetySettings: safetySettings)
+      body = try GenerateContentRequest(
+        request, safetySettings: safetySettings, serverTools: serverTools,
+        producer: client.endpoint.producer,
+        inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
     } catch {
       return .failing(error)
     }
     return client.streamGenerateContent(body, log: request.logHandler)
   }
 
-  /// How many tokens `transcript` (instructions and every turn) takes as a
-  /// prompt, from `:countTokens`.
+  /// How many tokens `transcript` (instructions and every turn, attachments
+  /// included) takes as a prompt, from `:countTokens`.
+  /// Inline media past `RequestOptions.maximumInlineMediaBytes` is
+  /// `requestTooLarge`, as for a generation, and nothing is sent.
   public func countTokens(_ transcript: Transcript) async throws -> Int {
-    try await client.countTokens(
-      CountTokensRequest(transcript: transcript, modelPath: client.endpoint.modelPath),
+    try checkAvailable()
+    try InlineMediaSize.check(transcript, limit: requestOptions.maximumInlineMediaBytes)
+    let client = client
+    let endpoint = client.endpoint
+    return try await client.countTokens(
+      CountTokensRequest(
+        transcript: transcript, modelPath: endpoint.modelPath, vertex: endpoint.isVertex,
+        producer: endpoint.producer),
       log: logHandler)
   }
 
@@ -158,16 +235,14 @@ public struct CloudGeminiModel: LanguageModel {
     try await countTokens(Transcript(entries: [.prompt(text)]))
   }
 
+  private func checkAvailable() throws(HybridInferenceError) {
+    if case .unavailable(let reason) = availability { throw .unavailable(model: name, reason: reason) }
+  }
+
   var client: GeminiClient {
-    let reachability = Origin(baseURL).flatMap { origin in
-      requestOptions.remembersOffline
-        ? ReachabilityMemory.Reporter(
-          memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
-        : nil
-    }
-    return GeminiClient(
-      modelName: name,
-      endpoint: GeminiEndpoint(baseURL: baseURL, apiVersion: apiVersion, modelName: name),
-      apiKey: apiKey, options: requestOptions, transport: transport, reachability: reachability)
+    GeminiClient(
+      shell: shell,
+      endpoint: GeminiEndpoint(
+        baseURL: baseURL, apiVersion: apiVersion, modelName: name, backend: resolvedBackend))
   }
 }

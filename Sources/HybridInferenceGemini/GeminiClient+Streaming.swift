@@ -25,7 +25,7 @@ extension GeminiClient {
     into continuation: ResponseDeltaStream.Continuation
   ) async throws {
     let request = try endpoint.request(
-      .streamGenerateContent, body: body, apiKey: try key(), timeout: options.timeout)
+      .streamGenerateContent, body: body, tokens: usesTokens, timeout: options.timeout)
     try await call.streamWithRetries(request, log: log) {
       GeminiStreamAttempt(client: self, continuation: continuation)
     }
@@ -50,30 +50,13 @@ private struct GeminiStreamAttempt: RemoteStreamAttempt {
   }
 
   private mutating func handle(_ event: SSEEvent) throws {
-    // A bare JSON error line is read even when the event also has `data:`
-    // lines (a server that writes its error without ending the event first).
-    if !event.otherLines.isEmpty {
-      let text = event.otherLines.joined(separator: "\n")
-      if let error = RemoteErrorMapping.streamError(Data(text.utf8), apiKey: client.apiKey) {
-        throw error
-      }
-    }
-    if event.hasData {
-      let data = event.trimmedData
-      if data.isEmpty || data == "[DONE]" { return }
-      let json = Data(data.utf8)
-      if SSEEvent.opensErrorObject(data), let error = RemoteErrorMapping.streamError(json, apiKey: client.apiKey) {
-        throw error
-      }
-      var delta = try RemoteCall.decode(GenerateContentResponse.self, from: json)
-      if delta.modelVersion.isEmpty { delta.modelVersion = client.modelName }
-      try delivery.deliver(delta)
-    } else if !event.otherLines.isEmpty {
-      // Not an SSE event, and not an error either.
-      let start = event.trimmedOtherLines.first
-      if start == "{" || start == "[" {
-        throw HybridInferenceError.malformedResponse("the stream carried JSON outside an event")
-      }
-    }
+    let secrets = client.secrets
+    let payload = try event.payload { RemoteErrorMapping.streamError($0, secrets: secrets) }
+    guard case .json(let json) = payload else { return }
+    var delta = try RemoteCall.decode(GenerateContentResponse.self, from: json)
+    if delta.modelVersion.isEmpty { delta.modelVersion = client.modelName }
+    delta.placement = .cloud
+    delta.producer = client.endpoint.producer
+    try delivery.deliver(delta)
   }
 }

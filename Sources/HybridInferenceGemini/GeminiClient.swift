@@ -12,21 +12,15 @@ import HybridInferenceRemote
 struct GeminiClient: Sendable {
   let modelName: String
   let endpoint: GeminiEndpoint
-  let apiKey: APIKey?
   let call: RemoteCall
 
-  init(
-    modelName: String, endpoint: GeminiEndpoint, apiKey: APIKey?, options: RequestOptions,
-    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
-  ) {
-    self.modelName = modelName
+  init(shell: RemoteModelShell, endpoint: GeminiEndpoint) {
+    let secrets = shell.authorizer
+    self.modelName = shell.name
     self.endpoint = endpoint
-    self.apiKey = apiKey
-    self.call = RemoteCall(
-      modelName: modelName, options: options, transport: transport, reachability: reachability
-    ) { head, body in
+    self.call = shell.call(reachability: shell.reachability) { head, body in
       RemoteErrorMapping.apiError(
-        status: head.statusCode, contentType: head.contentType, body: body, apiKey: apiKey)
+        status: head.statusCode, contentType: head.contentType, body: body, secrets: secrets)
     }
   }
 
@@ -45,12 +39,14 @@ struct GeminiClient: Sendable {
     -> GenerateContentResponse
   {
     let request = try endpoint.request(
-      .generateContent, body: body, apiKey: try key(), timeout: options.timeout)
+      .generateContent, body: body, tokens: usesTokens, timeout: options.timeout)
     let loop = call.retryLoop(log: log)
     return try await loop.run { _ in
       let data = try await call.unary(request, deadline: loop.deadline)
       var response = try RemoteCall.decode(GenerateContentResponse.self, from: data)
       if response.modelVersion.isEmpty { response.modelVersion = modelName }
+      response.placement = .cloud
+      response.producer = endpoint.producer
       try ResponseChecks.checkComplete(response)
       return response
     }
@@ -59,7 +55,7 @@ struct GeminiClient: Sendable {
   /// `:countTokens`: how many tokens the contents would take as a prompt.
   func countTokens(_ body: CountTokensRequest, log: LogHandler) async throws -> Int {
     let request = try endpoint.request(
-      .countTokens, body: body, apiKey: try key(), timeout: options.timeout)
+      .countTokens, body: body, tokens: usesTokens, timeout: options.timeout)
     // Counting runs nothing and costs nothing: safe to send again.
     let loop = call.retryLoop(log: log, isIdempotent: true)
     return try await loop.run { _ in
@@ -68,8 +64,9 @@ struct GeminiClient: Sendable {
     }
   }
 
-  func key() throws(HybridInferenceError) -> APIKey {
-    guard let apiKey else { throw .unavailable(model: modelName, reason: .missingAPIKey) }
-    return apiKey
-  }
+  /// Whether the credential is a bearer token (then Vertex AI is told the project).
+  var usesTokens: Bool { call.authorizer?.usesTokens ?? false }
+
+  /// The model's secrets, to redact from what the server writes.
+  var secrets: (any SecretRedacting)? { call.authorizer }
 }

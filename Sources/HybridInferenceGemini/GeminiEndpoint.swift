@@ -18,17 +18,49 @@ struct GeminiEndpoint: Sendable {
 
   let baseURL: URL
   let apiVersion: String
-  /// The model's resource name, `models/{model}`.
+  /// The model's resource name: `models/{model}` for the Gemini API,
+  /// `projects/{p}/locations/{l}/publishers/google/models/{model}` on Vertex AI.
   let modelPath: String
+  /// The Vertex AI project, sent as `x-goog-user-project` with a token
+  /// (never logged or shown); nil for the Gemini API.
+  let project: String?
+  /// Whether this is Vertex AI's form of the API.
+  let isVertex: Bool
 
-  init(baseURL: URL, apiVersion: String, modelName: String) {
+  init(baseURL: URL, apiVersion: String, modelName: String, backend: ResolvedBackend = .googleAI) {
     self.baseURL = baseURL
     self.apiVersion = apiVersion
-    self.modelPath = modelName.hasPrefix("models/") ? modelName : "models/\(modelName)"
+    isVertex = backend.isVertex
+    switch backend.kind {
+    case .googleAI:
+      project = nil
+      modelPath = modelName.hasPrefix("models/") ? modelName : "models/\(modelName)"
+    case .vertexAI(let project, let location):
+      self.project = project
+      let scope = "projects/\(project ?? "")/locations/\(location)"
+      if modelName.hasPrefix("projects/") {
+        modelPath = modelName
+      } else if modelName.hasPrefix("publishers/") {
+        modelPath = "\(scope)/\(modelName)"
+      } else {
+        let bare = modelName.hasPrefix("models/") ? String(modelName.dropFirst("models/".count)) : modelName
+        modelPath = "\(scope)/publishers/google/models/\(bare)"
+      }
+    }
   }
 
-  /// `{base}/{version}/models/{model}:{method}`, with `?alt=sse` for streams.
-  /// The key is never part of it.
+  /// `modelPath` without a leading `projects/{p}/` (Vertex AI): what
+  /// `producer` names.
+  var producerPath: String {
+    guard isVertex, modelPath.hasPrefix("projects/") else { return modelPath }
+    let rest = modelPath.dropFirst("projects/".count)
+    guard let slash = rest.firstIndex(of: "/") else { return modelPath }
+    return String(rest[rest.index(after: slash)...])
+  }
+
+  /// `{base}/{version}/{modelPath}:{method}`, with `?alt=sse` for streams.
+  /// No key is ever part of it. The error names neither the model path nor
+  /// the project (a Vertex project id stays out of errors).
   func url(for method: Method) throws(HybridInferenceError) -> URL {
     var base = baseURL.absoluteString
     while base.hasSuffix("/") { base.removeLast() }
@@ -39,31 +71,36 @@ struct GeminiEndpoint: Sendable {
     guard let url = URL(string: "\(base)/\(version)/\(model):\(method.rawValue)\(query)"),
       url.scheme == "http" || url.scheme == "https"
     else {
-      throw .invalidOptions(
-        "cannot form a URL from the base URL \(RemoteURL.display(baseURL)) and model \(modelPath)")
+      throw .invalidOptions("cannot form a URL from the base URL \(RemoteURL.display(baseURL)) and the model name")
     }
     return url
   }
 
-  /// A POST of `body` as JSON to `method`, authenticated by the
-  /// `x-goog-api-key` header; `.insecureBaseURL` where the key would cross
-  /// the network in the clear.
+  /// This model behind this server, as `GenerateContentResponse.producer`
+  /// names it: `{base}/{version}/{model path}`, without credentials, query
+  /// or fragment, and on Vertex AI without the project (a response's
+  /// producer is kept in transcripts, which the project stays out of).
+  /// Thought signatures are valid only where it is the same.
+  var producer: String {
+    var base = RemoteURL.display(baseURL)
+    while base.hasSuffix("/") { base.removeLast() }
+    return "\(base)/\(apiVersion)/\(producerPath)"
+  }
+
+  /// A POST of `body` as JSON to `method`, to be signed by the model's
+  /// `RemoteAuthorizer` (the key in `x-goog-api-key`, or a bearer token);
+  /// `.insecureBaseURL` where a credential would cross the network in the clear.
+  /// - Parameter tokens: Whether the credential is a token: on Vertex AI
+  ///   the project then goes in `x-goog-user-project` (billing and quota).
   func request(
-    _ method: Method, body: some Encodable, apiKey: APIKey, timeout: Duration
+    _ method: Method, body: some Encodable, tokens: Bool, timeout: Duration
   ) throws(HybridInferenceError) -> URLRequest {
     let url = try url(for: method)
     try Origin.requireSecure(url, display: RemoteURL.display(baseURL))
-    var request = URLRequest(url: url)
-    request.httpMethod = "POST"
-    request.httpBody = try RequestBodyEncoder.encode(body)
-    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    request.setValue(
-      method == .streamGenerateContent ? "text/event-stream" : "application/json",
-      forHTTPHeaderField: "Accept")
-    request.setValue(apiKey.value, forHTTPHeaderField: "x-goog-api-key")
+    var request = try RemoteRequest.make(
+      url, body: body, streaming: method == .streamGenerateContent, timeout: timeout)
+    if tokens, let project { request.setValue(project, forHTTPHeaderField: "x-goog-user-project") }
     request.setValue("hybrid-inference-swift/0.1", forHTTPHeaderField: "x-goog-api-client")
-    // URLSession's own (idle) timer is a backstop behind the transport's.
-    request.timeoutInterval = max(1, timeout / .seconds(1)) + 60
     return request
   }
 }

@@ -16,7 +16,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public static let modelVersion = "llama-cpp-system-language-model"
 
   /// The default model: `HYBRID_LOCAL_MODEL`, else SmolLM2-135M-Instruct in the
-  /// cache that `make setup` fills (see README).
+  /// cache that `make setup` fills (see the OnDeviceModel article).
   public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
 
   /// The GGUF file.
@@ -128,6 +128,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
     }
     try validateSettings()
+    // Media in the prompt fail before the model loads, so a hybrid falls back at once.
+    try DeviceMedia.checkNewPrompt(of: request.transcript)
     let options = request.options.foundationModels
     try options?.validate()
     // The schema becomes a grammar before any work, so one the device cannot
@@ -139,17 +141,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let allowsGenericToolFormat = allowsGenericToolFormat
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
     let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
-      let tools = try LocalToolPlan(
-        request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
-      var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
-      if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
-      let templateTools = tools?.templateTools ?? []
-      let rendered = model.template.render(
-        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
-      let prompt = try model.tokenize(rendered)
+      let rendered = try Self.prompt(
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation)
       let shareable = try model.shareablePrefix(
-        of: prompt, messages: messages, tools: templateTools, cancellation: cancellation)
-      return (tools, prompt, shareable)
+        of: rendered.tokens, messages: rendered.messages, tools: rendered.templateTools, cancellation: cancellation)
+      return (rendered.tools, rendered.tokens, shareable)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     let context = handle.context(for: model, settings: settings(for: model), promptCache: promptCache)
@@ -219,6 +215,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 
   /// This model value's context once a request has made it (for tests).
   var batchedContext: BatchedContext? { handle.existingContext }
+
+  /// Whether this model value has loaded its file (for tests).
+  var hasLoadedModel: Bool { handle.model != nil }
 
   /// Whether no request is queued or running on this model value (for tests).
   var isIdle: Bool { handle.existingContext?.isIdle ?? true }

@@ -17,7 +17,7 @@ extension OpenAIClient {
   func streamChatCompletion(_ body: ChatCompletionRequest, log: LogHandler) -> ResponseDeltaStream {
     .producing { continuation in
       let request = try endpoint.request(
-        "chat/completions", body: body, apiKey: apiKey, streaming: true, timeout: call.options.timeout)
+        "chat/completions", body: body, credentialed: credentialed, streaming: true, timeout: call.options.timeout)
       try await call.streamWithRetries(request, log: log) {
         OpenAIStreamAttempt(client: self, continuation: continuation)
       }
@@ -50,29 +50,15 @@ private struct OpenAIStreamAttempt: RemoteStreamAttempt {
   }
 
   private mutating func handle(_ event: SSEEvent) throws {
-    // A bare JSON error line (a server that writes its error outside an event).
-    if !event.otherLines.isEmpty {
-      let text = event.otherLines.joined(separator: "\n")
-      if let error = OpenAIErrorMapping.streamError(Data(text.utf8), apiKey: client.apiKey) {
-        throw error
-      }
-    }
-    guard event.hasData else {
-      let start = event.trimmedOtherLines.first
-      if start == "{" || start == "[" {
-        throw HybridInferenceError.malformedResponse("the stream carried JSON outside an event")
-      }
-      return
-    }
-    let data = event.trimmedData
-    if data.isEmpty || sawDone { return }
-    if data == "[DONE]" {
+    let secrets = client.secrets
+    let payload = try event.payload(ignoringData: sawDone) { OpenAIErrorMapping.streamError($0, secrets: secrets) }
+    let json: Data
+    switch payload {
+    case .nothing: return
+    case .done:
       sawDone = true
       return
-    }
-    let json = Data(data.utf8)
-    if SSEEvent.opensErrorObject(data), let error = OpenAIErrorMapping.streamError(json, apiKey: client.apiKey) {
-      throw error
+    case .json(let data): json = data
     }
     var chunk = try client.decodeCompletion(json)
     toolCalls.take(from: &chunk)

@@ -13,29 +13,29 @@ import HybridInferenceRemote
 struct OpenAIClient: Sendable {
   let modelName: String
   let endpoint: OpenAIEndpoint
-  let apiKey: APIKey?
   let call: RemoteCall
 
-  init(
-    modelName: String, endpoint: OpenAIEndpoint, apiKey: APIKey?, options: RequestOptions,
-    transport: HTTPTransport, reachability: ReachabilityMemory.Reporter?
-  ) {
-    self.modelName = modelName
+  init(shell: RemoteModelShell, endpoint: OpenAIEndpoint) {
+    let secrets = shell.authorizer
+    self.modelName = shell.name
     self.endpoint = endpoint
-    self.apiKey = apiKey
-    self.call = RemoteCall(
-      modelName: modelName, options: options, transport: transport, reachability: reachability
-    ) { head, body in
-      OpenAIErrorMapping.apiError(head: head, body: body, apiKey: apiKey)
+    self.call = shell.call(reachability: shell.reachability) { head, body in
+      OpenAIErrorMapping.apiError(head: head, body: body, secrets: secrets)
     }
   }
+
+  /// The model's secrets, to redact from what the server writes.
+  var secrets: (any SecretRedacting)? { call.authorizer }
+
+  /// Whether requests carry a key or token (then only over TLS or to this machine).
+  var credentialed: Bool { call.authorizer != nil }
 
   /// `POST /chat/completions`: one complete answer.
   func chatCompletion(_ body: ChatCompletionRequest, log: LogHandler) async throws
     -> GenerateContentResponse
   {
     let request = try endpoint.request(
-      "chat/completions", body: body, apiKey: apiKey, streaming: false, timeout: call.options.timeout)
+      "chat/completions", body: body, credentialed: credentialed, streaming: false, timeout: call.options.timeout)
     let loop = call.retryLoop(log: log)
     return try await loop.run { _ in
       let data = try await call.unary(request, deadline: loop.deadline)
@@ -53,10 +53,10 @@ struct OpenAIClient: Sendable {
     do {
       completion = try RemoteCall.decode(ChatCompletionResponse.self, from: data)
     } catch {
-      throw OpenAIErrorMapping.streamError(data, apiKey: apiKey) ?? error
+      throw OpenAIErrorMapping.streamError(data, secrets: secrets) ?? error
     }
     if completion.choices.isEmpty, completion.usage == nil,
-      let error = OpenAIErrorMapping.streamError(data, apiKey: apiKey)
+      let error = OpenAIErrorMapping.streamError(data, secrets: secrets)
     {
       throw error
     }
@@ -66,7 +66,7 @@ struct OpenAIClient: Sendable {
   /// `GET /models`: the ids of the models the server serves.
   func models(log: LogHandler) async throws -> [String] {
     let request = try endpoint.request(
-      "models", body: String?.none, apiKey: apiKey, streaming: false, timeout: call.options.timeout)
+      "models", body: String?.none, credentialed: credentialed, streaming: false, timeout: call.options.timeout)
     let loop = call.retryLoop(log: log, isIdempotent: true)
     return try await loop.run { _ in
       let data = try await call.unary(request, deadline: loop.deadline)

@@ -22,10 +22,11 @@ import HybridInferenceRemote
 /// Everything below the protocol is the Gemini client's own code, shared:
 /// the streaming transport (timeouts, same-origin redirects), the SSE
 /// parser, the retry loop (408, 429, 5xx, honouring `Retry-After`), the
-/// offline rules and memory, the size limits. The key is sent as
-/// `Authorization: Bearer` and never appears in a URL, a log line, an error
-/// or a description; with a key, a plain `http://` base URL is refused
-/// unless it is this machine.
+/// offline rules and memory, the size limits. The key (or the token of
+/// `authorization: .bearerToken { ... }` / `.metadataServer`, say for Vertex
+/// AI's OpenAI-compatible endpoint) is sent as `Authorization: Bearer` and
+/// never appears in a URL, a log line, an error or a description; with a
+/// credential, a plain `http://` base URL is refused unless it is this machine.
 ///
 /// A value: copies share one URL session, released with the last copy.
 public struct OpenAICompatibleModel: LanguageModel {
@@ -37,48 +38,61 @@ public struct OpenAICompatibleModel: LanguageModel {
   public let baseURL: URL
   /// Timeouts, retries and size limits.
   public let requestOptions: RequestOptions
-  /// Whether the server needs a key: then a missing key makes the model
-  /// `.unavailable(.missingAPIKey)`. Self-hosted servers mostly need none.
+  /// Whether the server needs a credential: then a missing key (and no
+  /// `authorization`) makes the model `.unavailable(.missingAPIKey)`.
+  /// Self-hosted servers mostly need none.
   public let requiresAPIKey: Bool
   /// Where `prepare()` reports retries; requests from a session report
   /// through the session's handler.
   public let logHandler: LogHandler
-  let apiKey: APIKey?
-  private let transport: HTTPTransport
+  /// Name, server, options, key and transport, as every remote model holds them.
+  let shell: RemoteModelShell
+  var apiKey: APIKey? { shell.apiKey }
 
   /// A model on an OpenAI-compatible server.
   /// - Parameters:
   ///   - name: The model id the server serves (`GET /models` lists them;
   ///     llama-server answers with its one model whatever the name).
   ///   - baseURL: The API root, with its version path (`.../v1`).
-  ///   - apiKey: The key; nil reads `OPENAI_API_KEY`, and without either no
-  ///     `Authorization` header is sent.
+  ///   - apiKey: The key; nil reads `OPENAI_API_KEY`, and without either
+  ///     (or `authorization`) no `Authorization` header is sent.
+  ///   - authorization: The credential; given, it wins over `apiKey` and
+  ///     the environment.
   ///   - requestOptions: Timeouts, retries and size limits.
   ///   - requiresAPIKey: Whether a missing key makes the model unavailable.
   ///   - logHandler: Where `prepare()` reports retries.
   public init(
-    name: String, baseURL: URL, apiKey: String?, requestOptions: RequestOptions = RequestOptions(),
-    requiresAPIKey: Bool = false, logHandler: LogHandler = .standardError
+    name: String, baseURL: URL, apiKey: String?, authorization: Credential? = nil,
+    requestOptions: RequestOptions = RequestOptions(), requiresAPIKey: Bool = false,
+    logHandler: LogHandler = .standardError
   ) {
     self.init(
-      name: name, baseURL: baseURL, apiKey: apiKey, requestOptions: requestOptions,
-      requiresAPIKey: requiresAPIKey, logHandler: logHandler,
+      name: name, baseURL: baseURL, apiKey: apiKey, authorization: authorization,
+      requestOptions: requestOptions, requiresAPIKey: requiresAPIKey, logHandler: logHandler,
       environment: ProcessInfo.processInfo.environment)
   }
 
   /// The designated initializer, with the environment passed in so tests can
   /// check the fallback without touching the process's own.
   init(
-    name: String, baseURL: URL, apiKey: String?, requestOptions: RequestOptions,
-    requiresAPIKey: Bool, logHandler: LogHandler, environment: [String: String]
+    name: String, baseURL: URL, apiKey: String?, authorization: Credential? = nil,
+    requestOptions: RequestOptions, requiresAPIKey: Bool, logHandler: LogHandler,
+    environment: [String: String]
   ) {
     self.name = name
     self.baseURL = baseURL
-    self.apiKey = APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"])
     self.requestOptions = requestOptions
     self.requiresAPIKey = requiresAPIKey
     self.logHandler = logHandler
-    self.transport = HTTPTransport()
+    let credential =
+      authorization ?? (APIKey(apiKey) ?? APIKey(environment["OPENAI_API_KEY"])).map { .apiKey($0.value) }
+    self.shell = RemoteModelShell(
+      name: name, baseURL: baseURL, requestOptions: requestOptions,
+      authorizer: credential.flatMap {
+        RemoteAuthorizer(
+          $0, keyPlacement: .bearer, metadataHost: environment["GCE_METADATA_HOST"], options: requestOptions,
+          log: logHandler)
+      })
   }
 
   /// The model name; each response carries the server's own `model` instead
@@ -94,18 +108,24 @@ public struct OpenAICompatibleModel: LanguageModel {
   /// asks the server.
   public var availability: Availability {
     if endpoint.url("chat/completions") == nil { return .unavailable(.invalidBaseURL) }
-    if requiresAPIKey, apiKey == nil { return .unavailable(.missingAPIKey) }
+    if requiresAPIKey, shell.authorizer == nil { return .unavailable(.missingAPIKey) }
     return .available
   }
 
-  /// `.offline` while this server's origin is remembered as offline, so that
-  /// a hybrid with another model at hand goes straight to it; nil otherwise.
-  /// Never waits.
+  /// `.offline` while this server's origin is remembered as offline, else
+  /// the 429 while this server, model and key are remembered as rate limited
+  /// (a 429 with a `Retry-After`, for that long), so that a hybrid with
+  /// another model at hand goes straight to it (the rate limit only under a
+  /// policy that falls back on `.rateLimited`); nil otherwise. Never waits.
   public var rememberedFailure: (any Error)? {
-    guard let reporter = client.call.reachability,
-      let error = reporter.memory.verdict(for: reporter.origin)
-    else { return nil }
-    return HybridInferenceError.offline(error)
+    shell.rememberedOffline ?? shell.rateLimits?.verdict
+  }
+
+  /// Forgets a remembered rate limit of this server, model and credential,
+  /// so that the next request asks the server again even inside a hybrid
+  /// that would otherwise go straight to its other model.
+  public func clearRememberedRateLimit() {
+    shell.rateLimits?.answered()
   }
 
   /// Asks the server which models it serves (`GET /models`) and returns
@@ -121,7 +141,8 @@ public struct OpenAICompatibleModel: LanguageModel {
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     try checkAvailable()
     try request.options.gemini?.validate()
-    let body = try ChatCompletionRequest(request, model: name, stream: false)
+    let body = try ChatCompletionRequest(
+      request, model: name, stream: false, inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
     return try await client.chatCompletion(body, log: request.logHandler)
   }
 
@@ -131,7 +152,8 @@ public struct OpenAICompatibleModel: LanguageModel {
     do {
       try checkAvailable()
       try request.options.gemini?.validate()
-      let body = try ChatCompletionRequest(request, model: name, stream: true)
+      let body = try ChatCompletionRequest(
+        request, model: name, stream: true, inlineMediaLimit: requestOptions.maximumInlineMediaBytes)
       return client.streamChatCompletion(body, log: request.logHandler)
     } catch {
       return .failing(error)
@@ -144,15 +166,5 @@ public struct OpenAICompatibleModel: LanguageModel {
 
   var endpoint: OpenAIEndpoint { OpenAIEndpoint(baseURL: baseURL) }
 
-  var client: OpenAIClient {
-    let reachability = Origin(baseURL).flatMap { origin in
-      requestOptions.remembersOffline
-        ? ReachabilityMemory.Reporter(
-          memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
-        : nil
-    }
-    return OpenAIClient(
-      modelName: name, endpoint: endpoint, apiKey: apiKey, options: requestOptions,
-      transport: transport, reachability: reachability)
-  }
+  var client: OpenAIClient { OpenAIClient(shell: shell, endpoint: endpoint) }
 }

@@ -25,31 +25,21 @@ struct OpenAIEndpoint: Sendable {
 
   /// A request to `path`: POST with `body` as JSON, or GET without one.
   ///
-  /// The key goes in `Authorization: Bearer` and nowhere else; with a key,
+  /// The key or token goes in `Authorization: Bearer` (put there by the
+  /// model's `RemoteAuthorizer`) and nowhere else; with a credential,
   /// `.insecureBaseURL` where it would cross the network in the clear (the
-  /// Gemini client's rule). Without a key (a fleet on a private network that
-  /// asks for none) there is no credential to protect, and plain HTTP to any
-  /// host is allowed.
+  /// Gemini client's rule). Without one (a fleet on a private network that
+  /// asks for none) there is nothing to protect, and plain HTTP to any host
+  /// is allowed.
   func request(
-    _ path: String, body: (some Encodable)?, apiKey: APIKey?, streaming: Bool, timeout: Duration
+    _ path: String, body: (some Encodable)?, credentialed: Bool, streaming: Bool, timeout: Duration
   ) throws(HybridInferenceError) -> URLRequest {
     guard let url = url(path) else {
       throw .invalidOptions("cannot form a URL from the base URL \(RemoteURL.display(baseURL))")
     }
-    if apiKey != nil { try Origin.requireSecure(url, display: RemoteURL.display(baseURL)) }
-    var request = URLRequest(url: url)
-    if let body {
-      request.httpMethod = "POST"
-      request.httpBody = try RequestBodyEncoder.encode(body)
-      request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    } else {
-      request.httpMethod = "GET"
-    }
-    request.setValue(streaming ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
-    if let apiKey { request.setValue("Bearer \(apiKey.value)", forHTTPHeaderField: "Authorization") }
+    if credentialed { try Origin.requireSecure(url, display: RemoteURL.display(baseURL)) }
+    var request = try RemoteRequest.make(url, body: body, streaming: streaming, timeout: timeout)
     request.setValue("hybrid-inference-swift/0.1", forHTTPHeaderField: "User-Agent")
-    // URLSession's own (idle) timer is a backstop behind the transport's.
-    request.timeoutInterval = max(1, timeout / .seconds(1)) + 60
     return request
   }
 }

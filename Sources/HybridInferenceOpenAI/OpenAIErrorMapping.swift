@@ -22,30 +22,28 @@ enum OpenAIErrorMapping {
   /// The typed error of a non-2xx response. A JSON envelope gives the
   /// message; a plain-text body gives its first line (bounded); any other
   /// body (an HTML page from a proxy) a short account, never the page.
-  static func apiError(head: ResponseHead, body: Data, apiKey: APIKey?) -> HybridInferenceError {
+  static func apiError(head: ResponseHead, body: Data, secrets: (any SecretRedacting)?) -> HybridInferenceError {
     let status = head.statusCode
     let retryDelay = head.retryAfter.flatMap { retryAfter($0) }
     if var error = envelope(in: body, httpStatus: status) {
       error.retryDelay = retryDelay
-      return .cloudAPI(RemoteErrorMapping.inert(error, redacting: apiKey))
+      return .cloudAPI(RemoteErrorMapping.inert(error, redacting: secrets))
     }
-    let kind = head.contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
-    var message =
-      "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
-      + "non-JSON body of \(body.count) bytes (\(kind))"
-    if kind.lowercased() == "text/plain", let line = firstLine(of: body, apiKey: apiKey) {
+    let kind = RemoteErrorMapping.mediaType(head.contentType)
+    var message = RemoteErrorMapping.nonJSONMessage(status: status, mediaType: kind, byteCount: body.count)
+    if kind.lowercased() == "text/plain", let line = firstLine(of: body, secrets: secrets) {
       message = line
     }
     return .cloudAPI(
       RemoteErrorMapping.inert(
-        CloudAPIError(httpStatus: status, message: message, retryDelay: retryDelay), redacting: apiKey))
+        CloudAPIError(httpStatus: status, message: message, retryDelay: retryDelay), redacting: secrets))
   }
 
   /// The error of a mid-stream `{"error": ...}` event, or nil when `json` is
   /// not one. Its status is the number in the body's `code`, else 500.
-  static func streamError(_ json: Data, apiKey: APIKey?) -> HybridInferenceError? {
+  static func streamError(_ json: Data, secrets: (any SecretRedacting)?) -> HybridInferenceError? {
     guard let error = envelope(in: json, httpStatus: nil) else { return nil }
-    return .cloudAPI(RemoteErrorMapping.inert(error, redacting: apiKey))
+    return .cloudAPI(RemoteErrorMapping.inert(error, redacting: secrets))
   }
 
   /// The error described by `body`, or nil when it is not an error envelope.
@@ -98,9 +96,9 @@ enum OpenAIErrorMapping {
   /// the key redacted before anything is cut: a cut through the key would
   /// leave part of it unrecognised. (The body is bounded by
   /// `RequestOptions.maximumResponseBytes`.)
-  private static func firstLine(of body: Data, apiKey: APIKey?) -> String? {
+  private static func firstLine(of body: Data, secrets: (any SecretRedacting)?) -> String? {
     let whole = String(decoding: body, as: UTF8.self)
-    let text = apiKey.map { $0.redact(whole) } ?? whole
+    let text = secrets.map { $0.redact(whole) } ?? whole
     var rest = text[...]
     while !rest.isEmpty {
       let end = rest.firstIndex(where: \.isNewline) ?? rest.endIndex

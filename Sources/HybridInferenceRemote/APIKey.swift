@@ -9,7 +9,7 @@ import HybridInferenceCore
 /// and each client reads it for one place: its auth header (`x-goog-api-key`
 /// for Gemini, `Authorization: Bearer` for OpenAI-compatible servers).
 package struct APIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
-  CustomReflectable
+  CustomReflectable, SecretRedacting
 {
   package let value: String
 
@@ -33,4 +33,12 @@ package struct APIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
   package static func fromEnvironment(_ environment: [String: String]) -> APIKey? {
     APIKey(environment["GEMINI_API_KEY"]) ?? APIKey(environment["GOOGLE_API_KEY"])
   }
+}
+
+/// Something that can take its secrets out of a text: a key, or a model's
+/// authorizer (its key or its recent tokens). Error mappings take one, so a
+/// server message that quotes what it was sent is redacted before it travels.
+package protocol SecretRedacting: Sendable {
+  /// `text` with every secret replaced by `<redacted>`.
+  func redact(_ text: String) -> String
 }

@@ -22,20 +22,49 @@ package struct RemoteCall: Sendable {
   /// Where requests report whether they reached the server; nil when
   /// `options.remembersOffline` is off.
   package let reachability: ReachabilityMemory.Reporter?
+  /// Where a 429 with a retry delay is remembered, and a 2xx clears it.
+  package let rateLimits: RateLimitMemory.Reporter?
   /// The typed error of a non-2xx response, from its head and (bounded) body;
   /// the backend's own error envelope, with its key redacted.
   let apiError: @Sendable (ResponseHead, Data) -> HybridInferenceError
+  /// Signs each attempt's request (`RemoteAuthorizer`); nil: sent as built.
+  package let authorizer: RemoteAuthorizer?
 
   package init(
     modelName: String, options: RequestOptions, transport: HTTPTransport,
-    reachability: ReachabilityMemory.Reporter?,
+    reachability: ReachabilityMemory.Reporter?, authorizer: RemoteAuthorizer? = nil,
+    rateLimits: RateLimitMemory.Reporter? = nil,
     apiError: @escaping @Sendable (ResponseHead, Data) -> HybridInferenceError
   ) {
     self.modelName = modelName
     self.options = options
     self.transport = transport
     self.reachability = reachability
+    self.authorizer = authorizer
+    self.rateLimits = rateLimits
     self.apiError = apiError
+  }
+
+  /// Sends `request` through `exchange` signed by the authorizer; when the
+  /// server answers 401 to a token, once more with a token other than the
+  /// refused one (the provider asked again, or the one a concurrent request
+  /// already got). A 401 comes before any content, so nothing was delivered
+  /// and the request had not run. A second 401 is thrown as it is.
+  private func signed<Value>(
+    _ request: URLRequest, _ exchange: (URLRequest) async throws -> Value
+  ) async throws -> Value {
+    guard let authorizer else { return try await exchange(request) }
+    var first = request
+    let grant = try await authorizer.sign(&first)
+    do {
+      return try await exchange(first)
+    } catch HybridInferenceError.cloudAPI(let error) where error.httpStatus == 401 {
+      var again = request
+      guard try await authorizer.resign(&again, refused: grant) != nil else {
+        throw HybridInferenceError.cloudAPI(error)
+      }
+      return try await exchange(again)
+    }
   }
 
   /// The attempts of one call, which share one deadline.
@@ -54,6 +83,10 @@ package struct RemoteCall: Sendable {
   /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
   /// stops the exchange (whatever the status) with `.responseTooLarge`.
   package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
+    try await signed(request) { try await unsigned($0, deadline: deadline) }
+  }
+
+  private func unsigned(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
     var body = Data()
     let head = try await run(request, deadline: deadline) { _, data in
       guard data.count <= options.maximumResponseBytes - body.count else {
@@ -61,7 +94,8 @@ package struct RemoteCall: Sendable {
       }
       body.append(data)
     }
-    guard (200..<300).contains(head.statusCode) else { throw apiError(head, body) }
+    guard (200..<300).contains(head.statusCode) else { throw failure(head, body) }
+    rateLimits?.answered()
     guard !body.isEmpty else {
       throw HybridInferenceError.malformedResponse("HTTP \(head.statusCode) with an empty body")
     }
@@ -77,6 +111,12 @@ package struct RemoteCall: Sendable {
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
   ) async throws {
+    try await signed(request) { try await unsigned($0, deadline: deadline, handle: handle) }
+  }
+
+  private func unsigned(
+    _ request: URLRequest, deadline: ContinuousClock.Instant, handle: (SSEEvent) throws -> Void
+  ) async throws {
     var parser = SSEParser(maximumEventBytes: options.maximumEventBytes)
     var errorBody = Data()
     let head = try await run(request, deadline: deadline) { head, data in
@@ -90,8 +130,16 @@ package struct RemoteCall: Sendable {
         errorBody.append(data)
       }
     }
-    guard (200..<300).contains(head.statusCode) else { throw apiError(head, errorBody) }
+    guard (200..<300).contains(head.statusCode) else { throw failure(head, errorBody) }
+    rateLimits?.answered()
     for event in try Self.feed(&parser, nil) { try handle(event) }
+  }
+
+  /// The typed error of a non-2xx response, reported to the rate-limit memory.
+  private func failure(_ head: ResponseHead, _ body: Data) -> HybridInferenceError {
+    let error = apiError(head, body)
+    rateLimits?.failed(error)
+    return error
   }
 
   /// A streamed call: fresh attempts under the retry loop, sharing its

@@ -32,23 +32,34 @@ package enum RemoteErrorMapping {
   /// ids; any other body (an HTML page from a proxy) still gives a typed
   /// error with the HTTP status and a short message, never the page itself.
   package static func apiError(
-    status: Int, contentType: String?, body: Data, apiKey: APIKey?
+    status: Int, contentType: String?, body: Data, secrets: (any SecretRedacting)?
   ) -> HybridInferenceError {
     if let envelope = envelope(in: body) {
-      return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: status), redacting: apiKey))
+      return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: status), redacting: secrets))
     }
-    let kind = contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
-    let message =
-      "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
-      + "non-JSON body of \(body.count) bytes (\(kind))"
-    return .cloudAPI(inert(CloudAPIError(httpStatus: status, message: message), redacting: apiKey))
+    let message = nonJSONMessage(status: status, mediaType: mediaType(contentType), byteCount: body.count)
+    return .cloudAPI(inert(CloudAPIError(httpStatus: status, message: message), redacting: secrets))
+  }
+
+  /// The media type of a `Content-Type` header, without its parameters;
+  /// "no content type" when there is none.
+  package static func mediaType(_ contentType: String?) -> String {
+    contentType.map { $0.split(separator: ";").first.map(String.init) ?? $0 } ?? "no content type"
+  }
+
+  /// What every backend says of an error body that is not its JSON envelope
+  /// (an HTML page from a proxy): the status and the body's size and type,
+  /// never the body itself.
+  package static func nonJSONMessage(status: Int, mediaType: String, byteCount: Int) -> String {
+    "HTTP \(status) (\(HTTPURLResponse.localizedString(forStatusCode: status))) with a "
+      + "non-JSON body of \(byteCount) bytes (\(mediaType))"
   }
 
   /// The error of a mid-stream `{"error": ...}` object, or nil when `json`
   /// is not one. The HTTP status of such an error is the one in the body.
-  package static func streamError(_ json: Data, apiKey: APIKey?) -> HybridInferenceError? {
+  package static func streamError(_ json: Data, secrets: (any SecretRedacting)?) -> HybridInferenceError? {
     guard let envelope = envelope(in: json) else { return nil }
-    return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: envelope.error.code ?? 500), redacting: apiKey))
+    return .cloudAPI(inert(envelope.cloudAPIError(httpStatus: envelope.error.code ?? 500), redacting: secrets))
   }
 
   /// `error` as it may travel, for every backend: the key redacted from each
@@ -56,9 +67,9 @@ package enum RemoteErrorMapping {
   /// escaped (`ServerText`): the message to 4 KiB, Google's status, the
   /// reason and each quota id to 256 bytes, at most 64 quota ids. Redacted
   /// first, so that a key the cut falls inside cannot leave part of itself.
-  package static func inert(_ error: CloudAPIError, redacting apiKey: APIKey?) -> CloudAPIError {
+  package static func inert(_ error: CloudAPIError, redacting secrets: (any SecretRedacting)?) -> CloudAPIError {
     func clean(_ text: String, limit: Int = 256) -> String {
-      ServerText.inert(apiKey.map { $0.redact(text) } ?? text, limit: limit)
+      ServerText.inert(secrets.map { $0.redact(text) } ?? text, limit: limit)
     }
     var error = error
     error.message = clean(error.message, limit: ServerText.maximumBytes)

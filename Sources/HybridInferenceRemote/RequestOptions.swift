@@ -42,12 +42,27 @@ public struct RequestOptions: Sendable, Hashable {
   /// event is parsed and handed on as it ends; one event, though, is held
   /// until its end, so it is bounded like a unary body.
   public var maximumEventBytes: Int
+  /// The most bytes a request's inline media (`Attachment.image`, `.data`,
+  /// and inline parts of earlier turns) may take base64-encoded, summed over
+  /// the whole conversation; a request over it is
+  /// `HybridInferenceError.requestTooLarge`, and nothing is sent.
+  ///
+  /// Checked before the body is built, so a huge attachment is refused
+  /// without encoding it, and a server's 400 or 413 after a long upload is
+  /// not how the app finds out. Files past it go by URI (`Attachment.file`).
+  public var maximumInlineMediaBytes: Int
 
   /// The default `maximumResponseBytes`: 32 MiB, far above any text answer
   /// (a response with inline images at Gemini's output limits stays below it).
   public static let defaultMaximumResponseBytes = 32 << 20
   /// The default `maximumEventBytes`: 16 MiB.
   public static let defaultMaximumEventBytes = 16 << 20
+  /// The default `maximumInlineMediaBytes`: 100 MB (100,000,000 bytes)
+  /// encoded, the Gemini API's documented limit for inline data since
+  /// January 2026 (20 MB before; some types, PDFs among them, have lower
+  /// limits of their own, which the server enforces). OpenAI's own API takes
+  /// less per request (about 50 MB); lower it for such a server.
+  public static let defaultMaximumInlineMediaBytes = 100_000_000
 
   /// Options with the given limits.
   /// - Parameters:
@@ -59,11 +74,13 @@ public struct RequestOptions: Sendable, Hashable {
   ///     known to be offline; true by default.
   ///   - maximumResponseBytes: 32 MiB by default.
   ///   - maximumEventBytes: 16 MiB by default.
+  ///   - maximumInlineMediaBytes: 100 MB encoded by default.
   public init(
     timeout: Duration = .seconds(300), connectTimeout: Duration = .seconds(15),
     retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
     maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
-    maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes
+    maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes,
+    maximumInlineMediaBytes: Int = RequestOptions.defaultMaximumInlineMediaBytes
   ) {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
@@ -71,5 +88,6 @@ public struct RequestOptions: Sendable, Hashable {
     self.remembersOffline = remembersOffline
     self.maximumResponseBytes = maximumResponseBytes
     self.maximumEventBytes = maximumEventBytes
+    self.maximumInlineMediaBytes = maximumInlineMediaBytes
   }
 }

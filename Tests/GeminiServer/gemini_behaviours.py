@@ -4,9 +4,11 @@ provides the HTTP plumbing (send_body, start_stream, chunk, reset, ...)."""
 
 import json
 import os
+import random
 import time
 from urllib.parse import urlsplit
 
+from gemini_grounding import grounded_events
 from gemini_tools import tool_events
 from gemini_wire import BadRequest, echo_events, echo_unary, error_body, json_events, split_events
 
@@ -24,6 +26,13 @@ class Behaviours:
         delay = int(options.get("delay", "0")) / 1000
         gap = int(options.get("gap", "0")) / 1000
         failing = count <= times
+        if "first" in options:
+            # A heavy-tailed wait before the answer: `first` ms, or `tail` ms
+            # for `tailpct` percent of the requests (drawn per model and
+            # request number, so a run is repeatable).
+            draw = random.Random(f"{model}/{count}").random() * 100
+            wait = int(options.get("tail", "0")) if draw < float(options.get("tailpct", "0")) else int(options["first"])
+            time.sleep(wait / 1000)
 
         if name in ("redirect-301", "redirect-302", "redirect-307", "redirect-308"):
             return self.redirect(int(name[-3:]), options, method, count)
@@ -33,6 +42,12 @@ class Behaviours:
             return self.answer(model, body, stream, delay, gap, count, stamp="stamp" in options)
         if name == "json":
             return self.answer_json(body, stream, count)
+        if name == "grounded":
+            try:
+                events = grounded_events(body)
+            except BadRequest as error:
+                return self.send_error_json(error.code, error.status, error.message, count=count)
+            return self.send_events(events, stream, count)
         if name == "tools":
             try:
                 events = tool_events(body, options)
@@ -42,11 +57,13 @@ class Behaviours:
         if name == "fault-429":
             if failing:
                 retry = options.get("retry", "0.2s")
-                return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", [
-                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-                        {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-                         "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
-                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry}], count=count)
+                details = [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                    {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                     "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]}]
+                if retry != "none":
+                    details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry})
+                return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", details,
+                                            count=count)
             return self.answer(model, body, stream, delay, gap, count)
         if name == "fault-429-per-day":
             return self.send_error_json(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.", [

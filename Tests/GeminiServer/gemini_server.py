@@ -11,22 +11,41 @@ that started it) or it is killed.
 
 Requests are validated like Google does: the path
 (/{version}/models/{model}:generateContent | :streamGenerateContent?alt=sse |
-:countTokens), the method, the x-goog-api-key header (a key in the URL is
-refused), and the JSON body (an unknown field is a 400 INVALID_ARGUMENT).
+:countTokens, or Vertex AI's /v1/projects/{p}/locations/{l}/publishers/google/
+models/{model}:...), the method, the credential, and the JSON body (an unknown
+field is a 400 INVALID_ARGUMENT).
+
+Credentials: the Gemini API path takes the x-goog-api-key header (a key in the
+URL is refused) or a valid bearer token; the Vertex path takes only a valid
+bearer token (an API key is a 401, as on Vertex) and wants x-goog-user-project
+equal to the path's project. A bearer token is valid when it starts with
+`ya29.valid`; any other is a 401 UNAUTHENTICATED (so a provider that first
+returns a stale token and then a fresh one sees one refresh).
+
+The metadata server: GET /computeMetadata/v1/instance/service-accounts/default/token
+with Metadata-Flavor: Google answers {"access_token": "ya29.valid-meta-N",
+"expires_in": E, "token_type": "Bearer"} (N counts the fetches; without the
+header, a 403). GET /_metadata?expires_in=E&status=S sets E (default 3600) and
+makes every later fetch answer S instead when S is not 200.
 
 The model name picks the behaviour. `~`-separated options follow it:
 
     fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself),
                          from --fixtures, else from Tests/Fixtures/gemini
-    echo                 answer "echo: <last user text>" (3 events when streamed)
+    echo                 answer "echo: <last user text>" (3 events when streamed); media parts
+                         of that turn show as [image/png, 3 bytes] or [video/mp4 at URI]
     tools                function calling (gemini_tools.py): calls the first declared
                          function (`calls-N` at once, for `rounds-N` rounds), then
                          answers "done: <outputs>"; every request's declarations,
                          toolConfig, calls, ids and thought signatures are checked
+    grounded             server-side tools (gemini_grounding.py): 400 unless the request
+                         declares googleSearch, codeExecution or urlContext; answers with
+                         code-execution parts, groundingMetadata and urlContextMetadata
     json                 structured output: 400 unless generationConfig has
                          responseMimeType application/json and a responseJsonSchema,
                          else a value satisfying the schema (3 events when streamed)
-    fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s), then echo
+    fault-429            `times` x 429 with RetryInfo `retry` (default 0.2s; `none`: no
+                         RetryInfo), then echo
     fault-429-per-day    429 with a per-day QuotaFailure, always
     fault-500, fault-503 `times` x that status, then echo
     fault-400            400 INVALID_ARGUMENT, always
@@ -58,7 +77,11 @@ The model name picks the behaviour. `~`-separated options follow it:
                          that status, Location: the same method of `echo` on
                          this server, or with port-N on 127.0.0.1:N
 
-Options: times-N, retry-<duration>, size-N, events-N, delay-<ms> (between events, or of the
+A request whose contents end with a model turn is refused (400), as Gemini does.
+
+Options: first-<ms> (wait before answering; with tail-<ms> and tailpct-<percent>,
+that share of requests waits `tail` instead, drawn per model and request
+number: a heavy-tailed latency), times-N, retry-<duration>, size-N, events-N, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
 counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
 as responseId: for measuring delivery delay).
@@ -66,7 +89,8 @@ as responseId: for measuring delivery delay).
 GET /_blackhole returns {"port": N}, a loopback port where connecting hangs
 (its accept queue is full). GET /_stats?model=M returns {"count": requests
 for M, "writing": endless bodies for M still being written}; GET /_last?model=M returns the last request for M (path, headers
-without the key, body); GET /_all?model=M every request for M, in order. Every response carries x-test-request-count.
+without the key and Authorization, body, the bearer token it carried); GET /_all?model=M every request
+for M, in order. Metadata token fetches count as model `_metadata`. Every response carries x-test-request-count.
 """
 
 import argparse
@@ -83,8 +107,11 @@ from urllib.parse import parse_qs, urlsplit
 sys.dont_write_bytecode = True  # keep the source tree clean
 
 from gemini_behaviours import Behaviours  # noqa: E402
-from gemini_wire import (COUNT_FIELDS, PATH, BadRequest, check_contents,  # noqa: E402
-                         check_fields, check_generate, error_body, parse_model)
+from gemini_wire import (COUNT_FIELDS, PATH, VERTEX_COUNT_FIELDS, VERTEX_PATH,  # noqa: E402
+                         BadRequest, check_contents, check_fields, check_generate, error_body,
+                         parse_model)
+
+METADATA_TOKEN_PATH = "/computeMetadata/v1/instance/service-accounts/default/token"
 
 
 class ServerState:
@@ -97,6 +124,7 @@ class ServerState:
         self.last = {}
         self.every = {}
         self.blackhole = None
+        self.metadata = {"expires_in": 3600, "status": 200}
 
     def blackhole_port(self):
         """A loopback port whose accept queue is full: the kernel drops new
@@ -212,6 +240,15 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
         model = parse_qs(url.query).get("model", [""])[0]
         if url.path == "/_blackhole":
             return self.send_body(200, json.dumps({"port": self.state.blackhole_port()}).encode())
+        if url.path == METADATA_TOKEN_PATH:
+            return self.metadata_token()
+        if url.path == "/_metadata":
+            query = parse_qs(url.query)
+            with self.state.lock:
+                for key in ("expires_in", "status"):
+                    if key in query:
+                        self.state.metadata[key] = int(query[key][0])
+            return self.send_body(200, b"{}")
         with self.state.lock:
             if url.path == "/_stats":
                 return self.send_body(200, json.dumps({"count": self.state.counts.get(model, 0),
@@ -240,36 +277,49 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         raw = self.read_body()
         match = PATH.match(url.path)
-        if not match:
+        vertex = VERTEX_PATH.match(url.path)
+        if match:
+            _, model, method = match.groups()
+            project = None
+        elif vertex:
+            _, project, _, model, method = vertex.groups()
+        else:
             return self.send_error_json(404, "NOT_FOUND", f"The requested URL {url.path} was not found.")
-        _, model, method = match.groups()
         query = parse_qs(url.query)
-        headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "x-goog-api-key"}
+        headers = {k.lower(): v for k, v in self.headers.items()
+                   if k.lower() not in ("x-goog-api-key", "authorization")}
+        authorization = self.headers.get("Authorization") or ""
+        bearer = authorization[len("Bearer "):] if authorization.startswith("Bearer ") else None
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
         count = self.state.record(model, {"path": url.path, "query": url.query, "method": method,
-                                          "headers": headers, "body": body,
+                                          "headers": headers, "body": body, "bearer": bearer,
+                                          "vertex": vertex is not None,
                                           "keyHeaderPresent": "x-goog-api-key" in self.headers})
         try:
             if "key" in query:
                 raise BadRequest("this test server refuses API keys in the URL")
             name, options = parse_model(model)
             if name == "fault-echo-key":
-                received = self.headers.get("x-goog-api-key", "")
+                received = self.headers.get("x-goog-api-key", "") + (bearer or "")
                 raise BadRequest(f"API key not valid: {received}")
-            if self.headers.get("x-goog-api-key") != self.state.api_key:
-                return self.send_error_json(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", [
-                    {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
-                     "domain": "googleapis.com", "metadata": {"service": "generativelanguage.googleapis.com"}}],
-                    count=count)
+            refusal = self.check_credential(vertex is not None, project, bearer)
+            if refusal:
+                return self.send_error_json(*refusal, count=count)
             if not (self.headers.get("Content-Type") or "").startswith("application/json"):
                 raise BadRequest("Content-Type must be application/json")
             if body is None:
                 raise BadRequest("Invalid JSON payload received.")
             if method == "streamGenerateContent" and query.get("alt") != ["sse"]:
                 raise BadRequest("this test server streams only with alt=sse")
+            if method == "countTokens" and vertex:
+                check_fields(body, VERTEX_COUNT_FIELDS, "request")
+                check_contents(body.get("contents"), "request.contents")
+                if "systemInstruction" in body:
+                    check_fields(body["systemInstruction"], {"role", "parts"}, "request.system_instruction")
+                return self.count_tokens(body, count)
             if method == "countTokens":
                 check_fields(body, COUNT_FIELDS, "request")
                 if ("contents" in body) == ("generateContentRequest" in body):
@@ -286,14 +336,49 @@ class Handler(Behaviours, BaseHTTPRequestHandler):
             return self.send_error_json(error.code, error.status, error.message, count=count)
         self.serve(name, options, model, body, method == "streamGenerateContent", count, method)
 
+    def check_credential(self, vertex, project, bearer):
+        """None when the request may go on, else (code, status, message, details)."""
+        key = self.headers.get("x-goog-api-key")
+        if bearer is not None:
+            if not bearer.startswith("ya29.valid"):
+                return (401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 "
+                        "access token, login cookie or other valid authentication credential.", None)
+            if vertex and self.headers.get("x-goog-user-project") != project:
+                return (403, "PERMISSION_DENIED", "x-goog-user-project must name the project of the path", None)
+            return None
+        if vertex:
+            return (401, "UNAUTHENTICATED", "API keys are not supported by this API. Expected OAuth2 access token "
+                    "or other authentication credentials that assert a principal.", None)
+        if key != self.state.api_key:
+            return (400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                 "domain": "googleapis.com", "metadata": {"service": "generativelanguage.googleapis.com"}}])
+        return None
+
+    def metadata_token(self):
+        if self.headers.get("Metadata-Flavor") != "Google":
+            return self.send_body(403, b"Missing Metadata-Flavor:Google header.", "text/html; charset=UTF-8")
+        count = self.state.record("_metadata", {"path": self.path, "headers": dict(self.headers.items())})
+        with self.state.lock:
+            settings = dict(self.state.metadata)
+        if settings["status"] != 200:
+            return self.send_body(settings["status"], b"metadata server failure", "text/plain", count=count)
+        token = {"access_token": f"ya29.valid-meta-{count}", "expires_in": settings["expires_in"],
+                 "token_type": "Bearer"}
+        self.send_body(200, json.dumps(token).encode(), count=count)
+
     def count_tokens(self, body, count):
         inner = body.get("generateContentRequest", body)
-        words = 0
+        words, images = 0, 0
         for content in inner.get("contents", []) + ([inner["systemInstruction"]] if "systemInstruction" in inner else []):
             for part in content.get("parts", []):
                 words += len(part.get("text", "").split())
-        self.send_body(200, json.dumps({"totalTokens": words, "promptTokensDetails": [
-            {"modality": "TEXT", "tokenCount": words}]}).encode(), count=count)
+                images += 1 if "inlineData" in part or "fileData" in part else 0
+        # Gemini counts a small image as 258 tokens; every media part is one here.
+        details = [{"modality": "TEXT", "tokenCount": words}] + (
+            [{"modality": "IMAGE", "tokenCount": 258 * images}] if images else [])
+        self.send_body(200, json.dumps({"totalTokens": words + 258 * images,
+                                        "promptTokensDetails": details}).encode(), count=count)
 
 
 class Server(ThreadingHTTPServer):

@@ -22,8 +22,9 @@ def signature(round_number):
 
 
 def check_declarations(body):
-    tools = body.get("tools")
-    if not isinstance(tools, list) or len(tools) != 1:
+    # Server-side tools (googleSearch, ...) may be declared beside the functions, each in its own entry.
+    tools = [tool for tool in body.get("tools") or [] if "functionDeclarations" in tool]
+    if len(tools) != 1:
         raise BadRequest("tools expects exactly one Tool holding functionDeclarations")
     declarations = tools[0].get("functionDeclarations")
     if set(tools[0]) != {"functionDeclarations"} or not declarations:

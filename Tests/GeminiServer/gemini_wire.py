@@ -5,14 +5,26 @@ error bodies, the `echo` answers, and SSE event splitting. Standard library
 only; imported by gemini_server.py.
 """
 
+import base64
+import binascii
 import json
 import re
 
 PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+# Vertex AI: /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:{method}
+VERTEX_PATH = re.compile(r"^/(v1|v1beta1)/projects/([^/]+)/locations/([a-z0-9-]+)/publishers/google/models/([^/:]+)"
+                         r":(generateContent|streamGenerateContent|countTokens)$")
 
 GENERATE_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
                    "toolConfig", "cachedContent", "model", "labels"}
 COUNT_FIELDS = {"contents", "generateContentRequest"}
+# Vertex AI's CountTokensRequest (google-genai's _CountTokensParameters_to_vertex).
+VERTEX_COUNT_FIELDS = {"contents", "systemInstruction", "tools", "generationConfig", "model", "instances"}
+# REST Tool: function declarations, or one of Google's server-side tools.
+TOOL_FIELDS = {"functionDeclarations", "googleSearch", "googleSearchRetrieval", "codeExecution", "urlContext",
+               "retrieval", "googleMaps", "enterpriseWebSearch", "computerUse", "fileSearch"}
+SERVER_TOOL_FIELDS = {"googleSearch": {"timeRangeFilter", "excludeDomains"}, "codeExecution": set(),
+                      "urlContext": set()}
 CONTENT_FIELDS = {"role", "parts"}
 PART_FIELDS = {"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
                "codeExecutionResult", "thought", "thoughtSignature", "videoMetadata"}
@@ -21,6 +33,10 @@ CONFIG_FIELDS = {"temperature", "topP", "topK", "candidateCount", "maxOutputToke
                  "responseJsonSchema", "responseModalities", "thinkingConfig", "responseLogprobs",
                  "logprobs", "speechConfig", "mediaResolution"}
 THINKING_FIELDS = {"thinkingLevel", "thinkingBudget", "includeThoughts"}
+# google-genai's Blob and FileData; `displayName` is Vertex-only (the SDK refuses it for the Gemini API).
+BLOB_FIELDS = {"mimeType", "data"}
+FILE_DATA_FIELDS = {"mimeType", "fileUri"}
+MIME_TYPE = re.compile(r"^[A-Za-z0-9!#$&^_.+-]{1,127}/[A-Za-z0-9!#$&^_.+-]{1,127}$")
 THINKING_LEVELS = {"THINKING_LEVEL_UNSPECIFIED", "MINIMAL", "LOW", "MEDIUM", "HIGH"}
 
 
@@ -66,6 +82,7 @@ def check_contents(contents, where):
             raise BadRequest(f"* {where}[{index}].parts: contents.parts must not be empty.")
         for part_index, part in enumerate(parts):
             check_fields(part, PART_FIELDS, f"{where}[{index}].parts[{part_index}]")
+            check_media(part, f"{where}[{index}].parts[{part_index}]")
             # A part must carry data: `{}`, `{"thought": true}` or `{"text": ""}` alone is refused.
             if not (set(part) - {"thought", "thoughtSignature", "text"}) and not part.get("text") \
                     and "thoughtSignature" not in part:
@@ -73,9 +90,45 @@ def check_contents(contents, where):
                                  "must have one initialized field")
 
 
+def check_media(part, where):
+    """`inlineData` as google-genai's Blob (standard base64 `data`, a MIME type), `fileData` as its FileData."""
+    if "inlineData" in part:
+        blob = part["inlineData"]
+        check_fields(blob, BLOB_FIELDS, f"{where}.inline_data")
+        if not isinstance(blob.get("mimeType"), str) or not MIME_TYPE.match(blob["mimeType"]):
+            raise BadRequest(f"* {where}.inline_data.mime_type: a MIME type is required")
+        data = blob.get("data")
+        try:
+            if not isinstance(data, str) or not data or not base64.b64decode(data, validate=True):
+                raise ValueError
+        except (ValueError, binascii.Error):
+            raise BadRequest(f"Invalid value at '{where}.inline_data.data' (TYPE_BYTES), Base64 decoding failed")
+    if "fileData" in part:
+        file = part["fileData"]
+        check_fields(file, FILE_DATA_FIELDS, f"{where}.file_data")
+        if not isinstance(file.get("fileUri"), str) or "://" not in file["fileUri"]:
+            raise BadRequest(f"* {where}.file_data.file_uri: a URI is required")
+        if "mimeType" in file and (not isinstance(file["mimeType"], str) or not MIME_TYPE.match(file["mimeType"])):
+            raise BadRequest(f"* {where}.file_data.mime_type: invalid MIME type")
+
+
+def media_marker(part):
+    """What the echo answers say for a media part: `[image/png, 3 bytes]`, `[video/mp4 at gs://b/v]`."""
+    if "inlineData" in part:
+        blob = part["inlineData"]
+        return f"[{blob['mimeType']}, {len(base64.b64decode(blob['data']))} bytes]"
+    if "fileData" in part:
+        file = part["fileData"]
+        return f"[{file.get('mimeType', '?')} at {file['fileUri']}]"
+    return ""
+
+
 def check_generate(body, where="request"):
     check_fields(body, GENERATE_FIELDS, where)
     check_contents(body.get("contents"), f"{where}.contents")
+    if body["contents"][-1].get("role") == "model":
+        # As Gemini: a request must not end with the model's turn (no prefill).
+        raise BadRequest("Please ensure that the last turn is a user turn or a function response.")
     if "systemInstruction" in body:
         check_fields(body["systemInstruction"], CONTENT_FIELDS, f"{where}.system_instruction")
     config = body.get("generationConfig")
@@ -89,13 +142,34 @@ def check_generate(body, where="request"):
                 raise BadRequest(f"Invalid value at 'generation_config.thinking_config.thinking_level', \"{level}\"")
     for index, setting in enumerate(body.get("safetySettings") or []):
         check_fields(setting, {"category", "threshold"}, f"{where}.safety_settings[{index}]")
+    check_tools(body.get("tools"), f"{where}.tools")
+
+
+def check_tools(tools, where):
+    """Every tools entry is a REST Tool; Google's server-side tools take their options object."""
+    if tools is None:
+        return
+    if not isinstance(tools, list):
+        raise BadRequest(f"Invalid value at '{where}': expected a list")
+    for index, tool in enumerate(tools):
+        check_fields(tool, TOOL_FIELDS, f"{where}[{index}]")
+        if not tool:
+            raise BadRequest(f"* {where}[{index}]: a tool must declare something")
+        for name, allowed in SERVER_TOOL_FIELDS.items():
+            if name in tool:
+                check_fields(tool[name], allowed, f"{where}[{index}].{name}")
+
+
+def server_tools(body):
+    """The names of the server-side tools a request declares, in order."""
+    return [name for tool in body.get("tools") or [] for name in SERVER_TOOL_FIELDS if name in tool]
 
 
 def last_user_text(body):
     contents = body.get("contents") or body.get("generateContentRequest", {}).get("contents") or []
     for content in reversed(contents):
         if content.get("role") == "user":
-            return "".join(part.get("text", "") for part in content.get("parts", []))
+            return "".join(part.get("text", "") + media_marker(part) for part in content.get("parts", []))
     return ""
 
 

@@ -7,7 +7,9 @@ import Foundation
 /// The server binds a free port on 127.0.0.1 and prints it as its first line;
 /// closing its stdin (or `stop()`) ends it, so a crashed test leaves nothing behind.
 public final class GeminiServerProcess {
+  /// The port the server listens on, on 127.0.0.1.
   public let port: Int
+  /// `http://127.0.0.1:<port>`, the server's root (the API version follows).
   public let baseURL: URL
   private let process: Process
   private let stdin = Pipe()
@@ -18,6 +20,7 @@ public final class GeminiServerProcess {
 
   /// Why the server did not start, with what it printed on stderr.
   public struct StartError: Error, CustomStringConvertible {
+    /// What went wrong, with what the server printed.
     public let description: String
   }
 

@@ -1,6 +1,12 @@
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import XCTest
+
+@testable import HybridChatCore
 
 /// The hand-written parser: every flag, both spellings of a value, the prompt
 /// words, and every usage error.
@@ -22,6 +28,30 @@ final class CLIArgumentParserTests: XCTestCase {
       XCTAssertEqual(error.kind, .usage)
       XCTAssertEqual(error.exitCode, 2)
       return error
+    }
+  }
+
+  /// Flags and their help come from one table (`Flag`): every flag the
+  /// parser takes is in the help with its value, and every option the help
+  /// names is one the parser takes.
+  func testHelp_listsEveryFlagTheParserTakes_andNoOther() {
+    let usage = HelpText.usage
+    for flag in Flag.allCases {
+      let shown = flag.spelling + (flag.valueName.map { " " + $0 } ?? "")
+      // A flag too long for the column stands alone on its line.
+      let listed = ["  \(shown) ", ", \(shown) ", "  \(shown)\n"].contains { usage.contains($0) }
+      XCTAssertTrue(listed, "the help lacks \(shown)")
+      do {
+        _ = try ArgumentParser.parse([flag.spelling] + (flag.takesValue ? ["1"] : []))
+      } catch {
+        XCTAssertNotEqual(error.message, "unknown option '\(flag.spelling)'")
+      }
+    }
+    let words = usage.split(whereSeparator: { " \n,.()".contains($0) })
+    let named = Set(words.filter { $0.hasPrefix("-") && $0.count > 1 })
+    XCTAssertEqual(named.count, Flag.allCases.count + 1, "every flag and -h: \(named.sorted())")
+    for name in named {
+      XCTAssertNotNil(Flag(spelling: String(name)), "the help names \(name), which the parser refuses")
     }
   }
 
@@ -62,6 +92,21 @@ final class CLIArgumentParserTests: XCTestCase {
     XCTAssertTrue(usageError(["--server", "ftp://x/v1"])?.message.contains("--server") == true)
     XCTAssertTrue(usageError(["--server-model", "m"])?.message.contains("needs '--server URL'") == true)
     XCTAssertNotNil(usageError(["--server"]), "needs a value")
+  }
+
+  func testVertexProjectAndLocation() throws {
+    let parsed = try options(["--vertex-project", "my-project", "--vertex-location=europe-west4", "hi"])
+    XCTAssertEqual(parsed.vertexProject, "my-project")
+    XCTAssertEqual(parsed.vertexLocation, "europe-west4")
+    XCTAssertTrue(parsed.usesVertexAI)
+    XCTAssertTrue(try options(["--vertex-location", "global"]).usesVertexAI, "the project from GOOGLE_CLOUD_PROJECT")
+    XCTAssertFalse(try options([]).usesVertexAI)
+    XCTAssertTrue(usageError(["--vertex-location", "us central1"])?.message.contains("region") == true)
+    XCTAssertTrue(usageError(["--vertex-location", "evil.example/x"])?.message.contains("region") == true)
+    XCTAssertNotNil(usageError(["--vertex-project"]), "needs a value")
+    XCTAssertTrue(
+      usageError(["--vertex-project", "p", "--server", "http://127.0.0.1:8080/v1"])?.message.contains("--server")
+        == true)
   }
 
   func testEveryMode() throws {

@@ -37,6 +37,47 @@ final class CLICloudEndToEndTests: XCTestCase {
     XCTAssertTrue(result.stderr.hasPrefix("You used: echo-model"), result.stderr)
   }
 
+  func testVertexFlags_speakVertexWithTheTokenAndNoKey() async throws {
+    let server = try cloud()
+    let environment = [
+      "GEMINI_API_KEY": LoopbackGemini.apiKey, "GOOGLE_VERTEX_BASE_URL": server.baseURL.absoluteString,
+      "GOOGLE_OAUTH_ACCESS_TOKEN": "ya29.valid-cli-SECRET",
+    ]
+    let result = try Chat.run(
+      [
+        "--mode", "only-cloud", "--cloud-model", "echo", "--vertex-project", "cli-project",
+        "--vertex-location", "us-east5", "Hello Vertex",
+      ],
+      environment: environment)
+    XCTAssertEqual(result.status, 0, result.stderr)
+    XCTAssertEqual(result.stdout, "echo: Hello Vertex\n")
+    XCTAssertFalse(result.stderr.contains("SECRET"), result.stderr)
+    let request = try await server.lastRequest("echo")
+    XCTAssertEqual(
+      request["path"] as? String,
+      "/v1/projects/cli-project/locations/us-east5/publishers/google/models/echo:streamGenerateContent")
+    XCTAssertEqual(request["bearer"] as? String, "ya29.valid-cli-SECRET")
+    XCTAssertEqual(request["keyHeaderPresent"] as? Bool, false)
+
+    // Without a token in the environment: the metadata server's (here, the same loopback server).
+    let metadata = [
+      "GOOGLE_VERTEX_BASE_URL": server.baseURL.absoluteString,
+      "GCE_METADATA_HOST": "127.0.0.1:\(server.baseURL.port ?? 0)",
+    ]
+    let fromMetadata = try Chat.run(
+      ["--mode", "only-cloud", "--cloud-model", "echo", "--vertex-project", "cli-project", "--no-stream", "Hi"],
+      environment: metadata)
+    XCTAssertEqual(fromMetadata.status, 0, fromMetadata.stderr)
+    let second = try await server.lastRequest("echo")
+    XCTAssertEqual(second["bearer"] as? String, "ya29.valid-meta-1")
+
+    // No project anywhere: refused before anything is sent, saying how to give one.
+    let noProject = try Chat.run(
+      ["--mode", "only-cloud", "--cloud-model", "echo", "--vertex-location", "global", "Hi"], environment: metadata)
+    XCTAssertEqual(noProject.status, 1)
+    XCTAssertTrue(noProject.stderr.contains("--vertex-project"), noProject.stderr)
+  }
+
   func testFlagsReachTheCloudRequest() async throws {
     let server = try cloud()
     let result = try Chat.run(

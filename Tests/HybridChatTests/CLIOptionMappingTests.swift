@@ -1,5 +1,9 @@
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import XCTest
 
 /// The flags reach both models, each in its own vocabulary.

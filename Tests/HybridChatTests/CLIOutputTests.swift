@@ -1,6 +1,10 @@
 import Foundation
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import XCTest
 
 /// What the command prints about an answer: the JSON object and the

@@ -1,5 +1,10 @@
+import Foundation
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import Synchronization
 import XCTest
 
@@ -11,7 +16,7 @@ final class CLISwitchableModelTests: XCTestCase {
   func testSwitchingKeepsTheConversation() async throws {
     let device = RecordingModel("device", placement: .onDevice)
     let cloud = RecordingModel("cloud", placement: .cloud)
-    let model = SwitchableModel(device, options: options)
+    let model = SwitchableModel(device)
     let session = GenerativeModelSession(model: model, logHandler: .silent)
 
     let first = try await session.respond(to: "one", options: options)
@@ -30,7 +35,7 @@ final class CLISwitchableModelTests: XCTestCase {
   func testAHybridUnderneathGetsBothHalves() async throws {
     let device = RecordingModel("device", placement: .onDevice)
     let cloud = RecordingModel("cloud", placement: .cloud)
-    let model = SwitchableModel(HybridModel(primary: device, secondary: cloud), options: options)
+    let model = SwitchableModel(HybridModel(primary: device, secondary: cloud))
     let session = GenerativeModelSession(model: model, logHandler: .silent)
     _ = try await session.respond(to: "one", options: options)
     XCTAssertEqual(
@@ -38,10 +43,27 @@ final class CLISwitchableModelTests: XCTestCase {
       GenerationOptions(temperature: 0.3, maximumResponseTokens: 5))
   }
 
+  /// A required tool choice holds for the first round only: the session
+  /// switches the request to `.auto` once the tools have answered, and the
+  /// model underneath must see that switch. It once got the options the
+  /// switchable model was built with on every round, so a model that obeys
+  /// `.required` called the tool until `tooManyToolRounds`.
+  func testARequiredToolChoice_holdsForTheFirstRoundOnly() async throws {
+    var options = self.options
+    options.toolChoice = .required
+    let device = ToolChoiceModel()
+    let model = SwitchableModel(device)
+    let session = GenerativeModelSession(
+      model: model, tools: [TimeTool(now: { Date(timeIntervalSince1970: 0) })], logHandler: .silent)
+    let answer = try await session.respond(to: "What time is it?", options: options)
+    XCTAssertEqual(answer.content, "after the tool")
+    XCTAssertEqual(device.requests.map(\.options.toolChoice), [.required, .auto])
+    XCTAssertEqual(session.transcript.entries.flatMap { $0.toolCalls.map(\.name) }, ["current_time"])
+  }
+
   func testAvailabilityFollowsTheCurrentModel() {
     let model = SwitchableModel(
-      RecordingModel("cloud", placement: .cloud, availability: .unavailable(.missingAPIKey)),
-      options: .default)
+      RecordingModel("cloud", placement: .cloud, availability: .unavailable(.missingAPIKey)))
     XCTAssertEqual(model.availability, .unavailable(.missingAPIKey))
     model.switchTo(RecordingModel("device", placement: .onDevice))
     XCTAssertEqual(model.availability, .available)
@@ -80,6 +102,32 @@ private final class RecordingModel: LanguageModel {
       candidates: [
         Candidate(content: Content(role: "model", text: "\(modelVersion) says hi"), finishReason: .stop)
       ],
+      modelVersion: modelVersion)
+    return .producing { continuation in continuation.yield(answer) }
+  }
+}
+
+/// A model that obeys the tool choice the way Gemini's `ANY` does: while the
+/// request says `.required` it calls the first tool offered, otherwise it
+/// answers "after the tool".
+private final class ToolChoiceModel: LanguageModel {
+  let modelVersion = "tool-choice"
+  let placement = ModelPlacement.onDevice
+  let availability = Availability.available
+  private let received = Mutex<[ModelRequest]>([])
+
+  var requests: [ModelRequest] { received.withLock { $0 } }
+
+  func streamResponse(to request: ModelRequest) -> ResponseDeltaStream {
+    received.withLock { $0.append(request) }
+    let parts: [Part]
+    if request.options.toolChoice.mode == .required, let tool = request.offeredTools.first {
+      parts = [Part(functionCall: Part.FunctionCall(name: tool.name, args: .object([:])))]
+    } else {
+      parts = [Part(text: "after the tool")]
+    }
+    let answer = GenerateContentResponse(
+      candidates: [Candidate(content: Content(role: "model", parts: parts), finishReason: .stop)],
       modelVersion: modelVersion)
     return .producing { continuation in continuation.yield(answer) }
   }

@@ -1,6 +1,10 @@
 import Foundation
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import XCTest
 
 /// Model and server text cannot drive the terminal (issue 20, point 8):

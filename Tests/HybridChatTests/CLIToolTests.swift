@@ -1,6 +1,10 @@
 import Foundation
 import HybridChatCore
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceGemini
+import HybridInferenceLlama
+import HybridInferenceOpenAI
+import HybridInferenceRemote
 import XCTest
 
 /// `hybrid-chat --tool time`: parsing, the tool itself, and the built binary

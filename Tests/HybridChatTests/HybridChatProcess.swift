@@ -76,7 +76,8 @@ enum HybridChatProcess {
     var environment = Self.environment
     for name in [
       "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "HYBRID_LOCAL_MODEL",
-      "HYBRID_INFERENCE_DISABLE_LOCAL",
+      "HYBRID_INFERENCE_DISABLE_LOCAL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_VERTEX_BASE_URL",
+      "GOOGLE_OAUTH_ACCESS_TOKEN", "GCE_METADATA_HOST",
     ] {
       environment.removeValue(forKey: name)
     }

@@ -39,12 +39,19 @@ final class LoopbackGemini {
 
   /// The JSON body of the last request the server received for `model`.
   func lastRequestBody(_ model: String) async throws -> [String: Any] {
+    let request = try await lastRequest(model)
+    return try XCTUnwrap(request["body"] as? [String: Any], "no request for \(model)")
+  }
+
+  /// The last request the server received for `model`: path, headers
+  /// (without the key and the Authorization header), the bearer token, body.
+  func lastRequest(_ model: String) async throws -> [String: Any] {
     var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
     components?.path = "/_last"
     components?.queryItems = [URLQueryItem(name: "model", value: model)]
     let url = try XCTUnwrap(components?.url)
     let (data, _) = try await URLSession.shared.data(from: url)
     let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-    return try XCTUnwrap(object?["body"] as? [String: Any], "no request for \(model)")
+    return try XCTUnwrap(object, "no request for \(model)")
   }
 }

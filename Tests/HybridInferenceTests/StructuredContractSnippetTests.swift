@@ -10,20 +10,38 @@ import XCTest
 /// unchanged, compiles against the library and runs on the default model.
 /// Prefer-on-device answers on the device; the cloud secondary points at a
 /// closed loopback port, so a fallback would fail the test rather than pass
-/// it quietly.
+/// it quietly. The snippet's `print` is this file's (`SnippetOutput`), so the
+/// test reads the stream's partials.
 final class StructuredContractSnippetTests: XCTestCase {
   func testDesignStructuredOutputSnippetCompilesAndRuns() async throws {
     guard LocalSystemModel.default.isAvailable else {
       throw Prerequisite.missing("the default model (run make test, which provisions it); the snippet compiled")
     }
-    let results = try await structuredOutputSnippet()
+    let output = SnippetOutput()
+    let results = try await SnippetOutput.$current.withValue(output) { try await structuredOutputSnippet() }
     XCTAssertEqual(results.recipe.rawResponse.modelVersion, LocalSystemModel.modelVersion)
     XCTAssertFalse(results.recipe.content.title.isEmpty)
     guard case .number? = results.any.content["n"] else {
       return XCTFail("n is not a number: \(results.any.jsonText)")
     }
     XCTAssertEqual(results.any.rawResponse.modelVersion, LocalSystemModel.modelVersion)
+    // What the snippet printed: the title and the model, then each partial.
+    let lines = output.lines
+    XCTAssertEqual(lines.first?.text, "\(results.recipe.content.title) \(LocalSystemModel.modelVersion)")
+    let partials = lines.dropFirst().compactMap(\.json)
+    XCTAssertEqual(partials.count, lines.count - 1, "every partial is a JSON value")
+    for partial in partials {
+      guard case .object = partial else { return XCTFail("a partial that is not an object: \(partial)") }
+    }
+    // The object so far: the last partial is the whole answer, a Recipe.
+    guard case .object(let last)? = partials.last else { return XCTFail("no partial") }
+    XCTAssertEqual(Set(last.keys), ["title", "minutes", "vegetarian", "ingredients"])
   }
+}
+
+/// The snippet's `print` (it shadows the standard library's in this file).
+private func print(_ items: Any...) {
+  SnippetOutput.current?.record(items)
 }
 
 // ---- DESIGN.md §6, verbatim (the structured-output part; the import is at the top) ----

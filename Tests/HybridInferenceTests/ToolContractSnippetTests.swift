@@ -18,9 +18,25 @@ final class ToolContractSnippetTests: XCTestCase {
     }
     let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite", apiKey: "unused",
                                  baseURL: URL(string: "http://127.0.0.1:9"))
-    let (answer, agent) = try await toolSnippet(local: LocalSystemModel.default, cloud: cloud)
+    // The default model's file in a 1,024-token window: the snippet sets no
+    // limit, so the window is what bounds each round's answer (with 4,096 a
+    // run took from under 1 s to 150 s).
+    let local = LocalSystemModel(modelPath: LocalSystemModel.default.modelPath, contextSize: 1024)
+    let (answer, agent) = try await toolSnippet(local: local, cloud: cloud)
     XCTAssertEqual(answer.rawResponse.modelVersion, LocalSystemModel.modelVersion)
-    XCTAssertEqual(agent.transcript.entries.last?.text, answer.content)
+    let entries = agent.transcript.entries
+    XCTAssertEqual(entries.first?.text, "What is the weather in Paris?")
+    XCTAssertEqual(entries.last?.toolCalls.count, 0, "the turn ends in text")
+    // The final text, after any tool ran (earlier rounds' text comes first).
+    XCTAssertTrue(answer.content.hasSuffix(entries.last?.text ?? "\u{0}"), answer.content)
+    // Whether the model calls the tool is its choice; each call it makes is
+    // followed by the tool's output, as entries.
+    for (call, outputs) in zip(entries, entries.dropFirst()) where !call.toolCalls.isEmpty {
+      XCTAssertEqual(call.toolCalls.map(\.name), outputs.toolOutputs.map(\.name))
+      for output in outputs.toolOutputs where !output.isError {
+        XCTAssertTrue(output.outputText.hasPrefix("Sunny, 21 °C in "), output.outputText)
+      }
+    }
   }
 
   func testDesignToolSnippet_runsOnTheCloudLoop() async throws {

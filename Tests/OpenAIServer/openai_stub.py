@@ -14,7 +14,10 @@ POST /v1/chat/completions; the `model` field picks the behaviour, with
 `~`-separated options (times-N: fail N times, then answer; retry-S: the
 Retry-After header value):
 
-    echo               answer "echo: <last user text>" (3 chunks when streamed)
+    echo               answer "echo: <last user text>" (3 chunks when streamed); a
+                       `content` array is checked (text, image_url with a base64
+                       data URL, input_audio wav|mp3; else 400) and its media echo
+                       as [image/png, 3 bytes] or [wav audio, 4 bytes]
     fault-429          `times` x 429 with Retry-After (default 1), then echo
     fault-500          `times` x 500 in the envelope (default: always), then echo
     fault-html-502     `times` x an HTML 502 page (default: always), then echo
@@ -42,7 +45,10 @@ GET /v1/models lists "echo". GET /_stats?model=M returns {"count": N}.
 """
 
 import argparse
+import base64
+import binascii
 import json
+import re
 import socket
 import struct
 import sys
@@ -183,7 +189,10 @@ class Handler(BaseHTTPRequestHandler):
         last = ""
         for message in body.get("messages", []):
             if message.get("role") == "user":
-                last = message.get("content", "")
+                try:
+                    last = user_text(message.get("content", ""))
+                except ValueError as error:
+                    return self.send(400, envelope(str(error), "invalid_request_error", 400))
         text = "It is sunny in Paris." if name == "tools" else "echo: " + last
         usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
         if not body.get("stream"):
@@ -239,6 +248,42 @@ class Handler(BaseHTTPRequestHandler):
             event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage})
         event("[DONE]")
         self.close_connection = True
+
+
+DATA_URL = re.compile(r"^data:(image/[A-Za-z0-9!#$&^_.+-]+);base64,(.+)$", re.S)
+
+
+def decoded(text, where):
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{where}: invalid base64")
+
+
+def user_text(content):
+    """A user message's text, with its media as markers; ValueError for a part OpenAI would refuse."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not content:
+        raise ValueError("content must be a string or a non-empty array of parts")
+    text = ""
+    for index, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and set(part) == {"type", "text"} and isinstance(part["text"], str):
+            text += part["text"]
+        elif kind == "image_url" and set(part) == {"type", "image_url"}:
+            match = DATA_URL.match((part["image_url"] or {}).get("url", ""))
+            if not match:
+                raise ValueError(f"content[{index}].image_url.url: not a base64 image data URL")
+            text += f"[{match.group(1)}, {len(decoded(match.group(2), f'content[{index}]'))} bytes]"
+        elif kind == "input_audio" and set(part) == {"type", "input_audio"}:
+            audio = part["input_audio"] or {}
+            if audio.get("format") not in ("wav", "mp3") or set(audio) != {"data", "format"}:
+                raise ValueError(f"content[{index}].input_audio: format must be wav or mp3")
+            text += f"[{audio['format']} audio, {len(decoded(audio['data'], f'content[{index}]'))} bytes]"
+        else:
+            raise ValueError(f"content[{index}]: unknown part {json.dumps(part)[:80]}")
+    return text
 
 
 def tool_problem(body):

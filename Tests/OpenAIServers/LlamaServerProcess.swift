@@ -21,6 +21,7 @@ import Foundation
 public final class LlamaServerProcess: @unchecked Sendable {
   // @unchecked: `process` is set once in `init`; `stop()` only calls
   // methods Foundation makes safe to call from any thread.
+  /// The port the server listens on, on 127.0.0.1.
   public let port: Int
   /// `http://127.0.0.1:<port>/v1`, the OpenAI-compatible API root.
   public let baseURL: URL
@@ -30,7 +31,9 @@ public final class LlamaServerProcess: @unchecked Sendable {
   /// Why the server could not start; `isMissingBinary` when llama-server
   /// is not there at all (a missing prerequisite, not a failure of its own).
   public struct StartError: Error, CustomStringConvertible {
+    /// What went wrong, with the end of the server's log where it has one.
     public let description: String
+    /// Whether no llama-server binary was found.
     public let isMissingBinary: Bool
   }
 

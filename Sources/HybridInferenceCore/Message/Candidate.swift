@@ -10,10 +10,11 @@ public struct Candidate: Sendable, Hashable, Codable {
   public var safetyRatings: [SafetyRating]?
   /// Sources the answer quotes.
   public var citationMetadata: CitationMetadata?
-  /// Search, Maps and URL grounding, kept as sent.
-  public var groundingMetadata: JSONValue?
-  /// What the URL-context tool fetched, kept as sent.
-  public var urlContextMetadata: JSONValue?
+  /// How Google Search grounded the answer, with the search suggestions
+  /// to show (`ServerTool.googleSearch()`).
+  public var groundingMetadata: GroundingMetadata?
+  /// What the URL-context tool fetched (`ServerTool.urlContext()`).
+  public var urlContextMetadata: URLContextMetadata?
   /// The mean log-probability of the answer's tokens.
   public var avgLogprobs: Double?
   /// Tokens in this candidate.
@@ -25,7 +26,7 @@ public struct Candidate: Sendable, Hashable, Codable {
   public init(
     content: Content? = nil, finishReason: FinishReason? = nil, finishMessage: String? = nil,
     safetyRatings: [SafetyRating]? = nil, citationMetadata: CitationMetadata? = nil,
-    groundingMetadata: JSONValue? = nil, urlContextMetadata: JSONValue? = nil,
+    groundingMetadata: GroundingMetadata? = nil, urlContextMetadata: URLContextMetadata? = nil,
     avgLogprobs: Double? = nil, tokenCount: Int? = nil, index: Int? = nil
   ) {
     self.content = content

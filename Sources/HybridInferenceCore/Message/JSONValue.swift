@@ -12,12 +12,17 @@
 /// `Double` (and every value it held before), and only a switch that lists
 /// every case without `default` has one more case to handle.
 public enum JSONValue: Sendable, Hashable, Codable {
+  /// `null`.
   case null
+  /// `true` or `false`.
   case bool(Bool)
   /// A number: any fraction, and every integer within ±2^53.
   case number(Double)
+  /// A string.
   case string(String)
+  /// An array, in order.
   case array([JSONValue])
+  /// An object; a dictionary keeps no member order (a schema written as text does).
   case object([String: JSONValue])
   /// An integer beyond ±2^53, as its exact digits. The library's JSON reader
   /// (structured answers, on-device and OpenAI-compatible tool calls) keeps

@@ -34,6 +34,12 @@ public enum UnavailableReason: Sendable, Hashable, CustomStringConvertible {
   /// The server's base URL is not an http(s) URL with a host (a remote
   /// backend such as `OpenAICompatibleModel`).
   case invalidBaseURL
+  /// No credential a Vertex AI model can use: none given as
+  /// `authorization:` (a Gemini API key is never sent to Vertex AI).
+  case missingCredential
+  /// No Google Cloud project for a Vertex AI model: none given in
+  /// `.vertexAI(project:)` and none in `GOOGLE_CLOUD_PROJECT`.
+  case missingProject
 
   /// The reason in words.
   public var description: String {
@@ -44,6 +50,9 @@ public enum UnavailableReason: Sendable, Hashable, CustomStringConvertible {
     case .missingAPIKey:
       "no API key is set (GEMINI_API_KEY or GOOGLE_API_KEY for Gemini, OPENAI_API_KEY for an OpenAI-compatible server)"
     case .invalidBaseURL: "the server's base URL is not a usable http(s) URL"
+    case .missingCredential:
+      "no credential for Vertex AI (pass authorization: .bearerToken or .metadataServer; Gemini API keys are not sent there)"
+    case .missingProject: "no Google Cloud project (pass .vertexAI(project:) or set GOOGLE_CLOUD_PROJECT)"
     }
   }
 }

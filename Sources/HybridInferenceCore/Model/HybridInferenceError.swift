@@ -42,6 +42,12 @@ public enum HybridInferenceError: Error, Sendable {
   case insecureBaseURL(String)
   /// The cloud answered with an error status.
   case cloudAPI(CloudAPIError)
+  /// The model's credential could not give a token (`Credential.bearerToken`
+  /// or `.metadataServer`): `credential` names it ("bearer token provider",
+  /// "metadata server"), `error` is what its provider threw or what went
+  /// wrong fetching it (off Google Cloud, the metadata server is not there).
+  /// Nothing was sent to the model's server; not offline, not retried.
+  case authorizationFailed(credential: String, error: any Error)
   /// The prompt was blocked; the raw response carries the feedback.
   case promptBlocked(reason: PromptFeedback.BlockReason?, response: GenerateContentResponse)
   /// The answer was withheld or cut for a policy reason (SAFETY, RECITATION, ...).
@@ -74,6 +80,21 @@ public enum HybridInferenceError: Error, Sendable {
   case invalidOptions(String)
   /// The prompt is empty; nothing was sent.
   case emptyPrompt
+  /// A transcript no session could have written, built in code and given to
+  /// `GenerativeModelSession(model:transcript:...)`: a tool output with no
+  /// call before it, a call in a user turn, an output in a model turn (the
+  /// reason names the entry). Thrown by the first request, before anything
+  /// is sent. A decoded transcript is checked the same way by its decoder,
+  /// which throws `DecodingError` instead.
+  case invalidTranscript(String)
+  /// An attachment of the prompt cannot be right (a malformed MIME type, an
+  /// image without an image type, no bytes, a URI without a scheme); the
+  /// reason names it. Nothing was sent.
+  case invalidAttachment(String)
+  /// The request's inline media take `bytes` bytes base64-encoded, more than
+  /// the backend's `limit` (`RequestOptions.maximumInlineMediaBytes`);
+  /// nothing was sent. Send large files by URI (`Attachment.file`).
+  case requestTooLarge(bytes: Int, limit: Int)
   /// The session is already answering; it takes one request at a time.
   case concurrentRequests
   /// A hybrid tried both models and both failed.
@@ -121,6 +142,8 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "refusing to send the API key over plain http:// to \(url), which is not this machine; use https://"
     case .cloudAPI(let error):
       error.description
+    case .authorizationFailed(let credential, let error):
+      "the \(credential) gave no token: \(Self.describe(error))"
     case .promptBlocked(let reason, let response):
       "the prompt was blocked (\(reason?.rawValue ?? "no reason given")"
         + (response.promptFeedback?.blockReasonMessage.map { ": \($0)" } ?? "") + ")"
@@ -144,6 +167,13 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the structured answer is invalid: \(why)"
     case .emptyPrompt:
       "the prompt is empty"
+    case .invalidTranscript(let why):
+      "invalid transcript: \(why)"
+    case .invalidAttachment(let why):
+      "invalid attachment: \(why)"
+    case .requestTooLarge(let bytes, let limit):
+      "the request's inline media take \(bytes) bytes base64-encoded, over the limit of \(limit); "
+        + "nothing was sent (send large files by URI)"
     case .concurrentRequests:
       "the session is already responding; send one request at a time"
     case .bothModelsFailed(let primary, let secondary):

@@ -29,6 +29,31 @@ public protocol LanguageModel: Sendable {
   /// still gets a fresh attempt and a fresh error. The default is nil.
   var rememberedFailure: (any Error)? { get }
 
+  /// How many tokens `request`'s prompt (instructions, tool declarations
+  /// and every turn, as this model reads them) takes, or nil when this model
+  /// cannot count. The default is nil.
+  ///
+  /// This is how a model takes part in `ContextOverflow.dropOldestTurns`:
+  ///
+  /// 1. When a request does not fit the window, throw
+  ///    `HybridInferenceError.contextWindowExceeded(contextSize:tokenCount:)`
+  ///    before doing any work (`contextSize` is the window, `tokenCount`
+  ///    what the request needs, answer room included). `LocalSystemModel`
+  ///    does.
+  /// 2. Count here. The library then drops the oldest whole exchanges of
+  ///    the request it gave the model (never the instructions, the tools or
+  ///    the newest prompt, never a call without its output), measuring each
+  ///    candidate with this method, until the prompt takes about half of
+  ///    `contextSize`, and asks again; the session's transcript keeps
+  ///    everything. Without a count it estimates from the text's length and
+  ///    tries again while the model still refuses.
+  ///
+  /// A model that never throws `contextWindowExceeded` (a cloud model whose
+  /// window is not known here) is never trimmed for: the policy is a no-op
+  /// for it. Called only when a request has overflowed, never on the way of
+  /// an ordinary request.
+  func promptTokenCount(for request: ModelRequest) async throws -> Int?
+
   /// Answers the request in one piece.
   func respond(to request: ModelRequest) async throws -> GenerateContentResponse
 
@@ -45,6 +70,9 @@ extension LanguageModel {
 
   /// Nil: a model remembers no failure unless it says otherwise.
   public var rememberedFailure: (any Error)? { nil }
+
+  /// Nil: a model cannot count unless it says otherwise.
+  public func promptTokenCount(for request: ModelRequest) async throws -> Int? { nil }
 
   /// Collects the stream, for backends that only stream.
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {

@@ -99,6 +99,12 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
     /// It was not asked: it is known to fail with this error right now (its
     /// `rememberedFailure`, such as a cloud remembered as offline).
     case remembered(any Error)
+    /// Its answer broke off with this error after text was delivered; the
+    /// other model continues it (`HybridModel.continuesInterruptedAnswers`).
+    case interrupted(any Error)
+    /// It had delivered nothing within this delay (`HybridModel.hedgeAfter`);
+    /// the other model, asked too, delivered first and it was cancelled.
+    case hedged(after: Duration)
 
     /// The reason as one line of text; a remembered offline verdict reads
     /// "offline (remembered)".
@@ -112,6 +118,9 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
         } else {
           "\(HybridInferenceError.describe(error)) (remembered)"
         }
+      case .interrupted(let error):
+        "interrupted after text (\(HybridInferenceError.describe(error))); continuing the answer"
+      case .hedged(let delay): "delivered nothing within \(delay); the hedge answered first"
       }
     }
   }

@@ -15,6 +15,12 @@ public struct ModelRequest: Sendable {
   /// says: a backend reads `options.toolChoice` to know which it may offer).
   /// Empty for a session without tools.
   public var tools: [ToolDeclaration]
+  /// What to do when the transcript does not fit the model's window:
+  /// `.fail` (throw `contextWindowExceeded`) or `.dropOldestTurns`. A hybrid
+  /// passes `.fail` to a primary whose secondary can still answer, so that it
+  /// falls back first and only the model that answers last trims (see
+  /// `LanguageModel.promptTokenCount(for:)`).
+  public var contextOverflow: ContextOverflow
   /// Per-session storage a backend may use to keep work between turns.
   public let sessionStorage: SessionStorage
   /// Where the backend reports what it does.
@@ -25,12 +31,20 @@ public struct ModelRequest: Sendable {
   let route: ToolRoute
   /// How many hybrids this request has passed through (the key into `route`).
   var routeDepth = 0
+  /// The start of the answer another model gave before its stream broke,
+  /// for an on-device model to continue (`HybridModel.continuesInterruptedAnswers`):
+  /// the model prefills it as the start of its turn, byte for byte, and
+  /// generates what follows. Set only by a hybrid, and only for a model on
+  /// device or another hybrid (a cloud model is given the partial answer as
+  /// turns instead, `ModelRequest.prepared(for:)`).
+  package var continuedAnswer: String?
 
   /// A request; a backend under test can be given one directly.
   public init(
     transcript: Transcript, options: HybridGenerationOptions = .default,
     responseSchema: GenerationSchema? = nil, tools: [ToolDeclaration] = [],
-    sessionStorage: SessionStorage = SessionStorage(), logHandler: LogHandler = .silent
+    sessionStorage: SessionStorage = SessionStorage(), logHandler: LogHandler = .silent,
+    contextOverflow: ContextOverflow = .fail
   ) {
     self.transcript = transcript
     self.options = options
@@ -38,6 +52,7 @@ public struct ModelRequest: Sendable {
     self.tools = tools
     self.sessionStorage = sessionStorage
     self.logHandler = logHandler
+    self.contextOverflow = contextOverflow
     self.route = ToolRoute()
   }
 

@@ -25,30 +25,71 @@ public final class GenerativeModelSession: Sendable {
   /// The tools the model may call, as it sees them.
   public let tools: [ToolDeclaration]
   let runnableTools: [AnyTool]
+  /// What happens when the transcript does not fit the answering model's window.
+  public let contextOverflow: ContextOverflow
   private let logHandler: LogHandler
   private let storage = SessionStorage()
   private let state: Locked<State>
 
   private struct State {
     var transcript: Transcript
+    /// False for a transcript given from outside, until the first request checks it.
+    var isChecked: Bool
     var activeRequest: UInt64?
     var requestCount: UInt64 = 0
   }
 
   /// A session on `model`.
   /// - Parameters:
+  ///   - model: The model to ask: one backend, or a `HybridModel` that routes between two.
   ///   - instructions: System instructions, sent before every turn.
   ///   - tools: Tools the model may call; the session runs them. Names must be unique.
+  ///   - contextOverflow: What to do when the transcript no longer fits the
+  ///     answering model's window: `.fail` (the default) or `.dropOldestTurns`.
   ///   - logHandler: Where fallbacks are reported; one line on stderr by default.
-  public init(
+  public convenience init(
     model: some LanguageModel, instructions: String? = nil, tools: [any Tool] = [],
-    logHandler: LogHandler = .standardError
+    contextOverflow: ContextOverflow = .fail, logHandler: LogHandler = .standardError
+  ) {
+    self.init(
+      model: model, transcript: Transcript(instructions: instructions), checked: true, tools: tools,
+      contextOverflow: contextOverflow, logHandler: logHandler)
+  }
+
+  /// A session that goes on from `transcript`: a conversation saved earlier
+  /// (`Transcript` is `Codable`), in this process or another, on this model
+  /// or another. The transcript's instructions are the session's, and the
+  /// first request sends (or, on device, renders) every turn of it.
+  ///
+  /// Thought signatures in it go back only to the model and server that
+  /// made them (`Transcript.Entry.producer`). A transcript built in code that
+  /// no session could have written (a tool output without its call) makes
+  /// the first request throw `HybridInferenceError.invalidTranscript`.
+  /// - Parameters:
+  ///   - transcript: The conversation so far.
+  ///   - tools: Tools the model may call; the session runs them. Names must be unique.
+  ///   - contextOverflow: What to do when the transcript no longer fits the
+  ///     answering model's window: `.fail` (the default) or `.dropOldestTurns`.
+  ///   - logHandler: Where fallbacks are reported; one line on stderr by default.
+  public convenience init(
+    model: some LanguageModel, transcript: Transcript, tools: [any Tool] = [],
+    contextOverflow: ContextOverflow = .fail, logHandler: LogHandler = .standardError
+  ) {
+    self.init(
+      model: model, transcript: transcript, checked: false, tools: tools, contextOverflow: contextOverflow,
+      logHandler: logHandler)
+  }
+
+  private init(
+    model: some LanguageModel, transcript: Transcript, checked: Bool, tools: [any Tool],
+    contextOverflow: ContextOverflow, logHandler: LogHandler
   ) {
     self.model = model
     self.runnableTools = tools.map { AnyTool($0) }
     self.tools = runnableTools.map(\.declaration)
+    self.contextOverflow = contextOverflow
     self.logHandler = logHandler
-    self.state = Locked(State(transcript: Transcript(instructions: instructions)))
+    self.state = Locked(State(transcript: transcript, isChecked: checked))
   }
 
   /// The conversation so far.
@@ -70,21 +111,20 @@ public final class GenerativeModelSession: Sendable {
   public func respond(to prompt: String, options: HybridGenerationOptions = .default)
     async throws -> Response
   {
-    let (raw, text) = try await answer(prompt: prompt, options: options, schema: nil)
-    return Response(content: text, rawResponse: raw)
+    try await respond(to: Prompt(prompt), options: options)
   }
 
   /// Sends one request, runs the tool rounds it takes, and records it; a
   /// structured answer is checked against `schema` before it is recorded, so
   /// the transcript never holds an answer the caller was refused.
-  func exchange(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
+  func exchange(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?)
     async throws -> GenerateContentResponse
   {
     try await answer(prompt: prompt, options: options, schema: schema).raw
   }
 
   /// `exchange`, with the turn's text as the caller sees it.
-  private func answer(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?)
+  func answer(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?)
     async throws -> (raw: GenerateContentResponse, text: String)
   {
     var (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
@@ -94,7 +134,7 @@ public final class GenerativeModelSession: Sendable {
     var text = TurnText(keepsEarlierRounds: schema == nil)
     while true {
       text.startRound()
-      let raw = try await model.respond(to: request)
+      let raw = try await ModelCall.respond(model, to: request)
       try Task.checkCancellation()
       text.append(raw.text)
       if try await runTools(of: raw, in: &request, rounds: &rounds) { continue }
@@ -115,7 +155,7 @@ public final class GenerativeModelSession: Sendable {
     let outputs = try await rounds.run(calls)
     try Task.checkCancellation()
     if rounds.anyToolRan { request.route.pin() }
-    request.transcript.entries.append(.response(content, modelVersion: raw.modelVersion))
+    request.transcript.entries.append(.response(content, modelVersion: raw.modelVersion, producer: raw.producer))
     request.transcript.entries.append(.toolOutputs(outputs))
     // The choice applies to the first round: after the outputs the model is
     // free to answer in text, or a required call would loop to the limit.
@@ -134,27 +174,32 @@ public final class GenerativeModelSession: Sendable {
   public func streamResponse(to prompt: String, options: HybridGenerationOptions = .default)
     -> ResponseStream
   {
-    stream(prompt: prompt, options: options, schema: nil)
+    streamResponse(to: Prompt(prompt), options: options)
   }
 
   /// The stream behind both text and structured streaming; with a schema the
   /// complete answer is checked before it is recorded.
-  func stream(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) -> ResponseStream {
+  func stream(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?) -> ResponseStream {
     ResponseStream { [self] in
       let (request, ticket) = try begin(prompt: prompt, options: options, schema: schema)
       return StreamedTurn(session: self, request: request, ticket: ticket, schema: schema)
     }
   }
 
-  private func begin(prompt: String, options: HybridGenerationOptions, schema: GenerationSchema?) throws -> (
+  private func begin(prompt: Prompt, options: HybridGenerationOptions, schema: GenerationSchema?) throws -> (
     ModelRequest, UInt64
   ) {
     try options.validate()
     if let error = schema?.derivationError { throw error }
     try Self.checkTools(tools)
-    guard !prompt.isEmpty else { throw HybridInferenceError.emptyPrompt }
+    try prompt.validate()
     let (transcript, ticket) = try state.withLock { state throws -> (Transcript, UInt64) in
       guard state.activeRequest == nil else { throw HybridInferenceError.concurrentRequests }
+      // Once: the session itself only ever appends what a model answered.
+      if !state.isChecked {
+        try state.transcript.validate()
+        state.isChecked = true
+      }
       state.requestCount += 1
       state.activeRequest = state.requestCount
       return (state.transcript, state.requestCount)
@@ -163,7 +208,7 @@ public final class GenerativeModelSession: Sendable {
     requestTranscript.entries.append(.prompt(prompt))
     let request = ModelRequest(
       transcript: requestTranscript, options: options, responseSchema: schema, tools: tools,
-      sessionStorage: storage, logHandler: logHandler)
+      sessionStorage: storage, logHandler: logHandler, contextOverflow: contextOverflow)
     return (request, ticket)
   }
 
@@ -185,7 +230,7 @@ public final class GenerativeModelSession: Sendable {
     state.withLock { state in
       guard state.activeRequest == ticket else { return }
       state.transcript = request.transcript
-      state.transcript.entries.append(.response(content, modelVersion: raw.modelVersion))
+      state.transcript.entries.append(.response(content, modelVersion: raw.modelVersion, producer: raw.producer))
     }
   }
 

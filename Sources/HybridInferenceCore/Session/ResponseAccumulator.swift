@@ -37,6 +37,10 @@ package struct ResponseAccumulator: Sendable {
     if let usage = delta.usageMetadata { merged.usageMetadata = usage }
     if let feedback = delta.promptFeedback { merged.promptFeedback = feedback }
     if let name = delta.localModelName { merged.localModelName = name }
+    if let reason = delta.fallbackReason { merged.fallbackReason = reason }
+    if let begun = delta.continuedFrom { merged.continuedFrom = begun }
+    if let placement = delta.knownPlacement { merged.knownPlacement = placement }
+    if let producer = delta.producer { merged.producer = producer }
     var added = ""
     for (position, candidate) in delta.candidates.enumerated() {
       let index = candidate.index ?? position

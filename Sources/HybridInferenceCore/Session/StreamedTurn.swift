@@ -32,6 +32,8 @@ final class StreamedTurn {
 
   /// The current round: its deltas, its backend's work, what it said so far.
   private var deltas: ResponseDeltaStream.AsyncIterator?
+  /// The round's request as the model was sent it (`OverflowTrimming`).
+  private var attempt: OverflowTrimming.Attempt?
   private var accumulator = ResponseAccumulator()
   private var lastDeltaShown = false
   private var finished = false
@@ -85,7 +87,18 @@ final class StreamedTurn {
   private func advance() async throws -> ResponseStream.Snapshot? {
     if deltas == nil { startRound() }
     while var iterator = deltas {
-      let delta = try await iterator.next()
+      let delta: GenerateContentResponse?
+      do {
+        delta = try await iterator.next()
+      } catch {
+        // A model refuses a request too long for it before it answers: the
+        // round starts again with a trimmed one, if the session allows it.
+        guard accumulator.response == nil, let attempt,
+          let next = try await OverflowTrimming.retry(after: error, attempt, on: session.model)
+        else { throw error }
+        ask(next)
+        continue
+      }
       deltas = iterator
       if let delta {
         if let snapshot = add(delta) { return snapshot }
@@ -100,17 +113,23 @@ final class StreamedTurn {
   }
 
   private func startRound() {
-    deltas = session.model.streamResponse(to: request).makeAsyncIterator()
+    ask(OverflowTrimming.prepared(request, for: session.model))
     accumulator = ResponseAccumulator()
     text.startRound()
     lastDeltaShown = false
+  }
+
+  /// Starts the model on `attempt`.
+  private func ask(_ attempt: OverflowTrimming.Attempt) {
+    self.attempt = attempt
+    deltas = session.model.streamResponse(to: attempt.sent).makeAsyncIterator()
   }
 
   /// Adds a delta; returns the snapshot to show for it, if any. With tools,
   /// nothing shows once the round has asked for a call (its later deltas
   /// are not an answer), nor while there is no text at all.
   private func add(_ delta: GenerateContentResponse) -> ResponseStream.Snapshot? {
-    text.append(accumulator.add(delta))
+    text.append(accumulator.add(delta.placed(session.model.placement)))
     let shows =
       !holdsBackRounds && (!hasTools || (!accumulator.hasFunctionCalls && !text.text.isEmpty))
     lastDeltaShown = shows

@@ -39,10 +39,12 @@ public struct GenerationSchema: Sendable, Hashable, CustomStringConvertible {
   /// that look at which keys are present cannot be described: the schema
   /// then carries `HybridInferenceError.unsupportedSchema` naming the field.
   ///
-  /// - Parameter descriptions: What the model is told about each field, by
-  ///   property name; nested fields by dotted path (`"address.city"`,
-  ///   `"ingredients.amount"` for a field of an array's elements); `""` for
-  ///   the type itself.
+  /// - Parameters:
+  ///   - type: The type answers decode into.
+  ///   - descriptions: What the model is told about each field, by
+  ///     property name; nested fields by dotted path (`"address.city"`,
+  ///     `"ingredients.amount"` for a field of an array's elements); `""` for
+  ///     the type itself.
   public init<Value: Decodable & SendableMetatype>(deriving type: Value.Type, descriptions: [String: String] = [:]) {
     do {
       let schema = try SchemaRecorder(descriptions: descriptions).schema(of: type)

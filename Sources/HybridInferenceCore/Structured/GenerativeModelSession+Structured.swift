@@ -14,8 +14,7 @@ extension GenerativeModelSession {
     to prompt: String, generating type: Content.Type = Content.self,
     options: HybridGenerationOptions = .default
   ) async throws -> StructuredResponse<Content> {
-    let raw = try await exchange(prompt: prompt, options: options, schema: type.generationSchema)
-    return try StructuredResponse(decoding: type, from: raw)
+    try await respond(to: Prompt(prompt), generating: type, options: options)
   }
 
   /// Answers `prompt` with JSON that follows `schema`, for shapes known only
@@ -24,9 +23,7 @@ extension GenerativeModelSession {
   public func respond(
     to prompt: String, schema: GenerationSchema, options: HybridGenerationOptions = .default
   ) async throws -> StructuredResponse<JSONValue> {
-    let raw = try await exchange(prompt: prompt, options: options, schema: schema)
-    let value = try schema.check(raw.text)
-    return StructuredResponse(content: value.jsonValue, jsonText: raw.text, rawResponse: raw)
+    try await respond(to: Prompt(prompt), schema: schema, options: options)
   }
 
   /// Answers `prompt` with a value of `type`, as snapshots of the object so
@@ -36,7 +33,7 @@ extension GenerativeModelSession {
     to prompt: String, generating type: Content.Type = Content.self,
     options: HybridGenerationOptions = .default
   ) -> StructuredResponseStream<Content> {
-    StructuredResponseStream(base: stream(prompt: prompt, options: options, schema: type.generationSchema))
+    streamResponse(to: Prompt(prompt), generating: type, options: options)
   }
 
   /// A structured answer.

@@ -1,11 +1,34 @@
 import HybridInferenceCore
 import HybridInferenceRemote
 
-/// The tool half of a Gemini request: REST `tools[].functionDeclarations`
-/// and `toolConfig.functionCallingConfig`.
+/// The tool half of a Gemini request: REST `tools[]` (function
+/// declarations, or one of Google's server-side tools per entry) and
+/// `toolConfig.functionCallingConfig`.
 struct GeminiTool: Sendable, Hashable, Encodable {
   /// The functions the model may call.
-  var functionDeclarations: [FunctionDeclaration]
+  var functionDeclarations: [FunctionDeclaration]?
+  /// Google Search grounding (`{"googleSearch": {}}`).
+  var googleSearch: Options?
+  /// Code execution (`{"codeExecution": {}}`).
+  var codeExecution: Options?
+  /// URL context (`{"urlContext": {}}`).
+  var urlContext: Options?
+
+  /// A server-side tool's options: none yet, an empty object on the wire.
+  struct Options: Sendable, Hashable, Encodable {}
+
+  init(functionDeclarations: [FunctionDeclaration]) {
+    self.functionDeclarations = functionDeclarations
+  }
+
+  /// The entry declaring `tool`.
+  init(_ tool: ServerTool) {
+    switch tool.kind {
+    case .googleSearch: googleSearch = Options()
+    case .codeExecution: codeExecution = Options()
+    case .urlContext: urlContext = Options()
+    }
+  }
 
   /// One function: its name, what it does, and its arguments' JSON Schema
   /// (`parametersJsonSchema`, the JSON Schema form, not the OpenAPI subset).

@@ -16,7 +16,8 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   var generationConfig: GenerationConfig?
   /// The model's safety thresholds.
   var safetySettings: [SafetySetting]?
-  /// The session's tools, as function declarations.
+  /// The session's tools, as function declarations, then the model's
+  /// server-side tools, one entry each.
   var tools: [GeminiTool]?
   /// How the model may call them, when not Gemini's default (`AUTO`).
   var toolConfig: GeminiToolConfig?
@@ -36,12 +37,31 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// `application/json` plus `responseJsonSchema`, after checking that Gemini
   /// accepts every keyword in it (`GeminiSchemaCheck`).
   ///
+  /// Attachments travel as the `inlineData` (base64) and `fileData` parts
+  /// the transcript keeps; inline media over `inlineMediaLimit` encoded
+  /// bytes, summed over every turn, is `requestTooLarge` (`InlineMediaSize`).
+  ///
   /// The request's tools become `functionDeclarations` (each schema checked
   /// the same way) and a tool choice other than `.auto` becomes
   /// `toolConfig.functionCallingConfig`. The transcript's calls and outputs
   /// travel as the `functionCall` and `functionResponse` parts they are, with
   /// their ids and thought signatures unchanged.
-  init(_ request: ModelRequest, safetySettings: [SafetySetting]?) throws(HybridInferenceError) {
+  ///
+  /// Thought signatures go back only to the model that made them: `producer`
+  /// is the model this request is for (`GeminiEndpoint.producer`), and an
+  /// entry another producer wrote (`Transcript.Entry.producer`) is sent
+  /// without its signatures, which Gemini would refuse (400). Gemini checks
+  /// signatures of the current turn only, and the current turn's rounds
+  /// always come from the model asked now (a tool pins the request to it),
+  /// so what goes is never needed.
+  ///
+  /// Each of the model's `serverTools` becomes one more `tools` entry
+  /// (`{"googleSearch": {}}`), declared on every request, duplicates once.
+  init(
+    _ request: ModelRequest, safetySettings: [SafetySetting]?, serverTools: [ServerTool] = [],
+    producer: String? = nil, inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
+  ) throws(HybridInferenceError) {
+    try InlineMediaSize.check(request.transcript, limit: inlineMediaLimit)
     var config = request.options.gemini
     if let schema = request.responseSchema {
       try GeminiSchemaCheck.check(schema)
@@ -49,7 +69,8 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
       config?.responseMimeType = "application/json"
       config?.responseJsonSchema = schema
     }
-    self.init(transcript: request.transcript, generationConfig: config, safetySettings: safetySettings)
+    self.init(
+      transcript: request.transcript, generationConfig: config, safetySettings: safetySettings, producer: producer)
     if !request.tools.isEmpty {
       var declarations: [GeminiTool.FunctionDeclaration] = []
       for tool in request.tools {
@@ -61,12 +82,25 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
       tools = [GeminiTool(functionDeclarations: declarations)]
       toolConfig = GeminiToolConfig(request.options.toolChoice)
     }
+    var declared: Set<ServerTool> = []
+    for tool in serverTools where declared.insert(tool).inserted {
+      tools = (tools ?? []) + [GeminiTool(tool)]
+    }
   }
 
-  init(transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?) {
+  init(
+    transcript: Transcript, generationConfig: GenerationConfig?, safetySettings: [SafetySetting]?,
+    producer: String? = nil
+  ) {
     contents = transcript.entries.compactMap { entry in
-      let parts = entry.content.parts.filter { !$0.isBlank }
-      return parts.isEmpty ? nil : Content(role: entry.role.rawValue, parts: parts)
+      let signed = entry.producer == producer
+      let parts = entry.content.parts.lazy.map { part in
+        guard !signed, part.thoughtSignature != nil else { return part }
+        var unsigned = part
+        unsigned.thoughtSignature = nil
+        return unsigned
+      }.filter { !$0.isBlank }
+      return parts.isEmpty ? nil : Content(role: entry.role.rawValue, parts: Array(parts))
     }
     if let instructions = transcript.instructions, !instructions.isEmpty {
       systemInstruction = Content(text: instructions)

@@ -57,7 +57,8 @@ struct ChatTemplate: Sendable {
   }
 
   /// The messages of `transcript`: instructions as `system`, then every turn.
-  /// Non-text parts a local model cannot read make the request unsupported.
+  /// Media in the new prompt make the request unsupported; media of earlier
+  /// turns are read as placeholders (`DeviceMedia`).
   ///
   /// Tool calls and outputs become the template's own `tool_calls` and `tool`
   /// messages when `syntax` is a template family; in the generic format they
@@ -70,12 +71,9 @@ struct ChatTemplate: Sendable {
       messages.append(Message(role: "system", content: instructions))
     }
     let inTemplate = syntax?.usesTemplateTools ?? false
+    try DeviceMedia.checkNewPrompt(of: transcript)
     for entry in transcript.entries {
-      if entry.role == .user,
-        entry.content.parts.contains(where: { $0.inlineData != nil || $0.fileData != nil })
-      {
-        throw .unsupportedRequest("the on-device model reads text only")
-      }
+      let text = DeviceMedia.text(of: entry)
       let outputs = entry.toolOutputs
       for output in outputs {
         messages.append(
@@ -83,17 +81,17 @@ struct ChatTemplate: Sendable {
             ? Message(role: "tool", content: output.outputText, toolCallID: output.id, name: output.name)
             : Message(role: "user", content: ToolOutputPrompt.generic(output)))
       }
-      if !outputs.isEmpty && entry.text.isEmpty { continue }
+      if !outputs.isEmpty && text.isEmpty { continue }
       let role = entry.role == .user ? "user" : "assistant"
       let calls = entry.toolCalls
       if inTemplate || calls.isEmpty {
-        messages.append(Message(role: role, content: entry.text, toolCalls: calls))
+        messages.append(Message(role: role, content: text, toolCalls: calls))
       } else {
         let written = calls.map {
           #"{"name": "# + OrderedJSON.quote($0.name) + #", "arguments": "# + $0.argumentsJSON + "}"
         }
         messages.append(
-          Message(role: role, content: ([entry.text] + written).filter { !$0.isEmpty }.joined(separator: "\n")))
+          Message(role: role, content: ([text] + written).filter { !$0.isEmpty }.joined(separator: "\n")))
       }
     }
     return messages

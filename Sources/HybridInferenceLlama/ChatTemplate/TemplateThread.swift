@@ -14,6 +14,9 @@ import HybridInferenceJinja
 /// `JinjaCancellation`, which the engine reads every 1,024 steps, so the
 /// thread stops too, not only the wait: `run` returns only once `body` has.
 enum TemplateThread {
+  /// The threads' name.
+  static let name = "hi.template"
+
   /// Room for `JinjaBudget.Limits.depth` levels of a debug build's frames, with margin.
   static let stackSize = 16 << 20
 
@@ -25,9 +28,14 @@ enum TemplateThread {
     let value = try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, Error>) in
         let thread = Thread {
+          // Named by the thread itself, through /proc: Foundation on Linux
+          // hands `Thread.name` to the OS only once it knows the thread's
+          // handle, which races with the start, and Glibc's
+          // pthread_setname_np is not imported. Linux keeps 15 bytes; this
+          // name shows whole in top, gdb and /proc (tests wait on it there).
+          try? TemplateThread.name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
           continuation.resume(with: Result { try body(cancellation) })
         }
-        thread.name = "HybridInference.template"
         thread.stackSize = stackSize
         thread.start()
       }

@@ -14,7 +14,7 @@ import HybridInferenceJinja
 ///
 /// Other architectures get the shared checks only (`GGUFHyperparameterCheck`):
 /// each has its own graph with its own asserts, which this library does not
-/// mirror (see README).
+/// mirror (see the OnDeviceModel article, "Model file checks").
 enum GGUFAttentionCheck {
   /// Architectures whose graph asserts equal key, value and rotary head sizes,
   /// and whose every layer has the same head counts.

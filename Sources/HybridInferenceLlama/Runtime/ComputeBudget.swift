@@ -94,4 +94,7 @@ final class ComputeBudget: Sendable {
 
   /// Cores free now (for tests).
   var freeCores: Int { state.withLock { $0.free } }
+
+  /// Requests queued now (for tests).
+  var waitingCount: Int { state.withLock { $0.waiters.count } }
 }

@@ -74,10 +74,16 @@ struct ChatCompletionRequest: Sendable, Hashable, Encodable {
   /// response format (the session still decodes and checks the answer, as
   /// not every server enforces it). Thinking settings have no counterpart in
   /// the protocol and are not sent.
-  /// - Throws: `.unsupportedRequest` for a turn with inline data or a file
-  ///   (this backend is text only); `.unsupportedSchema` for a schema that
-  ///   failed to derive.
-  init(_ request: ModelRequest, model: String, stream: Bool) throws(HybridInferenceError) {
+  /// - Throws: `.unsupportedRequest` for media the protocol cannot carry
+  ///   (`ChatMessage.messages(of:)`); `.requestTooLarge` for inline media
+  ///   over `inlineMediaLimit` encoded bytes (`InlineMediaSize`), before
+  ///   any of it is encoded; `.unsupportedSchema` for a schema that failed
+  ///   to derive.
+  init(
+    _ request: ModelRequest, model: String, stream: Bool,
+    inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
+  ) throws(HybridInferenceError) {
+    try InlineMediaSize.check(request.transcript, limit: inlineMediaLimit)
     let messages = try ChatMessage.messages(of: request.transcript)
     self.model = model
     self.messages = messages

@@ -6,6 +6,9 @@ import HybridInferenceRemote
 struct ChatMessage: Sendable, Hashable, Encodable {
   var role: String
   var content: String?
+  /// A user turn with media, sent as `content` in the array form instead of
+  /// `content`'s string.
+  var contentParts: [ChatContentPart]?
   var toolCalls: [ChatToolCall]?
   var toolCallID: String?
 
@@ -22,6 +25,24 @@ struct ChatMessage: Sendable, Hashable, Encodable {
     self.toolCallID = toolCallID
   }
 
+  /// A user message with media: `content` as an array of parts.
+  init(userParts: [ChatContentPart]) {
+    self.init(role: "user", content: nil)
+    contentParts = userParts
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(role, forKey: .role)
+    if let contentParts {
+      try container.encode(contentParts, forKey: .content)
+    } else {
+      try container.encodeIfPresent(content, forKey: .content)
+    }
+    try container.encodeIfPresent(toolCalls, forKey: .toolCalls)
+    try container.encodeIfPresent(toolCallID, forKey: .toolCallID)
+  }
+
   /// The messages of `transcript`: the instructions as `system`, then every
   /// turn as `user` or `assistant` (`model` turns, from Gemini or the device
   /// alike) with its answer text; a turn's function calls as the assistant's
@@ -32,8 +53,12 @@ struct ChatMessage: Sendable, Hashable, Encodable {
   /// The protocol pairs a call and its output by id. A call that came without
   /// one (from a Gemini model that gives none) gets `call_N`, and its output,
   /// matched by name in order, the same.
-  /// - Throws: `.unsupportedRequest` for a turn with inline data or a file
-  ///   (this backend is text only).
+  ///
+  /// A user turn with attachments is sent as a `content` array, text first
+  /// and the media in order (`ChatContentPart`).
+  /// - Throws: `.unsupportedRequest` for media the protocol cannot carry (a
+  ///   file URI, a type other than images and WAV or MP3 audio), and for
+  ///   media in an answer (the protocol has no place for an assistant's).
   static func messages(of transcript: Transcript) throws(HybridInferenceError) -> [ChatMessage] {
     var messages: [ChatMessage] = []
     if let instructions = transcript.instructions, !instructions.isEmpty {
@@ -42,7 +67,12 @@ struct ChatMessage: Sendable, Hashable, Encodable {
     var ids = CallIDs()
     for entry in transcript.entries {
       if entry.content.parts.contains(where: { $0.inlineData != nil || $0.fileData != nil }) {
-        throw .unsupportedRequest("an OpenAI-compatible server is sent text only (the turn has inline data or a file)")
+        guard entry.role == .user else {
+          throw .unsupportedRequest(
+            "an OpenAI-compatible server takes no media in an answer (an earlier turn has some)")
+        }
+        messages.append(ChatMessage(userParts: try ChatContentPart.parts(of: entry.content)))
+        continue
       }
       let text = entry.content.text
       let calls = entry.toolCalls

@@ -56,12 +56,14 @@ final class CloudRequestEncodingTests: CloudTestCase {
     let original = try XCTUnwrap(first.rawResponse.candidates.first?.content)
     let signature = try XCTUnwrap(original.parts.compactMap(\.thoughtSignature).first)
 
-    let name = "echo~\(uniqueID())"
+    // Signatures go back only to the model that made them (the entry's
+    // producer): the same fixture model is asked again.
+    let name = "fixture-\(fixture)"
     let transcript = Transcript(
       instructions: nil,
       entries: [
         .prompt("How many days until New Year's Eve?"),
-        .response(original, modelVersion: "gemini-2.5-flash"),
+        .response(original, modelVersion: "gemini-2.5-flash", producer: first.rawResponse.producer),
         .prompt("Thanks"),
       ])
     _ = try await server.model(name).respond(to: ModelRequest(transcript: transcript))

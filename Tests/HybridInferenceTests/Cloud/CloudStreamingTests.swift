@@ -74,7 +74,8 @@ final class CloudStreamingTests: CloudTestCase {
   }
 
   func testCancellingASlowStream_returnsPromptlyAndTheSessionStaysUsable() async throws {
-    let model = server.model("fault-slow-body~delay-20000")
+    let name = "fault-slow-body~delay-20000~" + uniqueID()
+    let model = server.model(name)
     let session = GenerativeModelSession(model: model, logHandler: .silent)
     let firstArrived = expectation(description: "first snapshot")
     let task = Task {
@@ -97,8 +98,13 @@ final class CloudStreamingTests: CloudTestCase {
     XCTAssertFalse(session.isResponding)
     XCTAssertTrue(session.transcript.entries.isEmpty, "a cancelled turn is not recorded")
 
+    let received = try await server.requestCount(name)
     let unary = Task { try await session.respond(to: "hello") }
-    try await Task.sleep(for: .milliseconds(200))
+    // Cancelled once the server has the request (it sends half the body, then nothing for 20 s).
+    let deadline = ContinuousClock.now + .seconds(10)
+    while try await server.requestCount(name) == received, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
     let unaryStart = ContinuousClock.now
     unary.cancel()
     let unaryOutcome = await unary.result
@@ -111,8 +117,16 @@ final class CloudStreamingTests: CloudTestCase {
 
   func testSessionIsUsableAfterACancelledStream() async throws {
     let session = self.session("echo~delay-600")
-    let task = Task { try await session.streamResponse(to: "slow").collect() }
-    try await Task.sleep(for: .milliseconds(200))
+    let firstArrived = expectation(description: "first snapshot")
+    let task = Task {
+      var count = 0
+      for try await _ in session.streamResponse(to: "slow") {
+        count += 1
+        if count == 1 { firstArrived.fulfill() }
+      }
+    }
+    // The next event is 600 ms away: the stream is cancelled in the middle.
+    await fulfillment(of: [firstArrived], timeout: 5)
     task.cancel()
     _ = await task.result
     XCTAssertFalse(session.isResponding)

@@ -26,7 +26,7 @@ final class CloudWireTests: XCTestCase {
       """#.utf8)
     guard
       case .cloudAPI(let error) = RemoteErrorMapping.apiError(
-        status: 429, contentType: "application/json", body: body, apiKey: nil)
+        status: 429, contentType: "application/json", body: body, secrets: nil)
     else { return XCTFail("not a cloudAPI error") }
     XCTAssertEqual(error.httpStatus, 429)
     XCTAssertEqual(error.status, "RESOURCE_EXHAUSTED")
@@ -41,14 +41,14 @@ final class CloudWireTests: XCTestCase {
     for body in [object, "[\(object)]", "data: \(object)\r\n\r\n"] {
       guard
         case .cloudAPI(let error) = RemoteErrorMapping.apiError(
-          status: 503, contentType: nil, body: Data(body.utf8), apiKey: nil)
+          status: 503, contentType: nil, body: Data(body.utf8), secrets: nil)
       else { return XCTFail(body) }
       XCTAssertEqual(error.status, "UNAVAILABLE", body)
       XCTAssertEqual(error.message, "busy", body)
     }
     guard
       case .cloudAPI(let html) = RemoteErrorMapping.apiError(
-        status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), apiKey: nil)
+        status: 502, contentType: "text/html; charset=UTF-8", body: Data("<html>bad</html>".utf8), secrets: nil)
     else { return XCTFail("html") }
     XCTAssertNil(html.status)
     XCTAssertEqual(html.httpStatus, 502)
@@ -146,7 +146,7 @@ final class CloudWireTests: XCTestCase {
     XCTAssertEqual(Set(modelPart.keys), ["text", "thought", "thoughtSignature"])
   }
 
-  func testEndpointURLs_neverCarryTheKey() throws {
+  func testEndpointURLs_neverCarryTheKey() async throws {
     let base = try XCTUnwrap(URL(string: "https://proxy.example/gemini/"))
     let endpoint = GeminiEndpoint(baseURL: base, apiVersion: "v1beta", modelName: "gemini-3.1-flash-lite")
     XCTAssertEqual(
@@ -156,9 +156,15 @@ final class CloudWireTests: XCTestCase {
       try endpoint.url(for: .countTokens).absoluteString,
       "https://proxy.example/gemini/v1beta/models/gemini-3.1-flash-lite:countTokens")
     let key = try XCTUnwrap(APIKey("secret-key"))
-    let request = try endpoint.request(.generateContent, body: ["a": 1], apiKey: key, timeout: .seconds(5))
+    var request = try endpoint.request(.generateContent, body: ["a": 1], tokens: false, timeout: .seconds(5))
+    let authorizer = try XCTUnwrap(
+      RemoteAuthorizer(
+        .apiKey(key.value), keyPlacement: .header("x-goog-api-key"), metadataHost: nil, options: RequestOptions(),
+        log: .silent))
+    _ = try await authorizer.sign(&request)
     XCTAssertFalse(request.url?.absoluteString.contains("secret") ?? true)
     XCTAssertEqual(request.value(forHTTPHeaderField: "x-goog-api-key"), "secret-key")
+    XCTAssertNil(request.value(forHTTPHeaderField: "Authorization"))
     XCTAssertEqual("\(key)", "<redacted>")
   }
 }

@@ -97,8 +97,8 @@ final class DefaultModelTests: XCTestCase {
     let longPrompt = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 300)
     let options = greedy
     let task = Task { try await session.respond(to: longPrompt, options: options) }
-    try await waitUntil { !model.isIdle }
-    try await Task.sleep(for: .milliseconds(150))  // well inside a prefill of ~3,000 tokens
+    // The second of the prefill's six batches of 512 has started: well inside it.
+    try await waitUntil { (model.batchedContext?.steps.count ?? 0) >= 2 }
     XCTAssertFalse(model.isIdle, "the prefill must still be running when cancelled")
     task.cancel()
     let stopped = try await timeUntil { model.isIdle }

@@ -14,35 +14,29 @@ import XCTest
 /// of ending the test run. Before the fixes, each child died of SIGILL
 /// (Swift's overflow trap) at its first case.
 final class HostileInputTests: XCTestCase {
-  func testCraftedFilesWithOverflowingNumbers_areRefused_inAChild() throws {
-    let crafted = try GeneratedFiles.craftedModels.get()
-    try ChildProcess.assertPasses(
-      "HostileInputScenarios/testCraftedFilesWithOverflowingNumbers",
-      environment: ["HYBRID_CRAFTED_DIR": crafted.directory])
-  }
-
-  func testMaximalOptions_answerOrThrowTypedErrors_inAChild() throws {
-    try ChildProcess.assertPasses("HostileInputScenarios/testMaximalOptions")
-  }
-
-  func testHugeSchemaNumbers_areClampedOrRefused_inAChild() throws {
-    try ChildProcess.assertPasses("HostileInputScenarios/testHugeSchemaNumbers")
-  }
-}
-
-/// The cases of `HostileInputTests`, run only in its child processes.
-final class HostileInputScenarios: XCTestCase {
-  override func setUpWithError() throws {
-    try XCTSkipUnless(ChildProcess.isChild, "run by HostileInputTests in a child process")
-  }
-
   /// Crafted files (scripts/make-crafted-models.py) whose numbers overflowed the check's own arithmetic.
   static let overflowingKinds = [
     "tensor-offset-near-int-max": "tensor token_embd.weight ends past byte 9223372036854775807",
     "attention-widths-overflow": "overflow",
   ]
 
-  func testCraftedFilesWithOverflowingNumbers() async throws {
+  func testCraftedFilesWithOverflowingNumbers_areRefused_inAChild() async throws {
+    try await ChildProcess.assertPasses(
+      self, environment: ["HYBRID_CRAFTED_DIR": GeneratedFiles.craftedModels.get().directory]
+    ) {
+      try await craftedFilesWithOverflowingNumbers()
+    }
+  }
+
+  func testMaximalOptions_answerOrThrowTypedErrors_inAChild() async throws {
+    try await ChildProcess.assertPasses(self) { try await maximalOptions() }
+  }
+
+  func testHugeSchemaNumbers_areClampedOrRefused_inAChild() async throws {
+    try await ChildProcess.assertPasses(self) { try await hugeSchemaNumbers() }
+  }
+
+  private func craftedFilesWithOverflowingNumbers() async throws {
     let directory = try XCTUnwrap(ProcessInfo.processInfo.environment["HYBRID_CRAFTED_DIR"])
     for (kind, expected) in Self.overflowingKinds.sorted(by: { $0.key < $1.key }) {
       let model = LocalSystemModel(modelPath: directory + "/\(kind).gguf")
@@ -56,7 +50,7 @@ final class HostileInputScenarios: XCTestCase {
     }
   }
 
-  func testMaximalOptions() async throws {
+  private func maximalOptions() async throws {
     let path = try LocalTestModels.require(LocalTestModels.tinyPath)
     // `.max` tokens: until the window is full.
     let session = GenerativeModelSession(model: try LocalTestModels.tiny(contextSize: 256), logHandler: .silent)
@@ -90,7 +84,7 @@ final class HostileInputScenarios: XCTestCase {
     }
   }
 
-  func testHugeSchemaNumbers() async throws {
+  private func hugeSchemaNumbers() async throws {
     let longName = try GenerationSchema(
       jsonSchema: #"{"type":"object","properties":{"name":{"type":"string","maxLength":1e300}},"required":["name"]}"#)
     XCTAssertTrue(try SchemaGrammar.gbnf(for: longName).contains("char{0,4096}"), "clamped to what the device produces")

@@ -16,9 +16,9 @@ import XCTest
 /// Each must end in a typed template error (so the prompt falls back to
 /// llama.cpp's matcher), or render as jinja2 renders it, within a second and
 /// 100 MB, the process alive. Through the public API each runs in a child
-/// process (this test binary again, `HostileTemplateScenario`), watched for
-/// 60 s and 3 GiB as an app's supervisor would; before the fix 12 of the 13
-/// kinds of the issue killed or froze the child.
+/// process (`ChildProcess`: this test binary again, on the same test),
+/// watched for 60 s and 3 GiB as an app's supervisor would; before the fix
+/// 12 of the 13 kinds of the issue killed or froze the child.
 final class HostileTemplateTests: XCTestCase {
   /// Each kind and what it gets now: the error kind and a fragment of its message.
   private static let expected: [String: (kind: JinjaError.Kind, fragment: String)] = [
@@ -76,11 +76,12 @@ final class HostileTemplateTests: XCTestCase {
     }
   }
 
-  func testEveryHostileKind_throughThePublicAPI_endsInTheFallbackWithinASecondAndUnder100MB() throws {
+  func testEveryHostileKind_throughThePublicAPI_endsInTheFallbackWithinASecondAndUnder100MB() async throws {
+    if ChildProcess.isChild(of: self) { return try await HostileChild.scenario() }
     _ = try LocalTestModels.require(LocalTestModels.defaultPath)
     let hostile = try GeneratedFiles.hostileTemplates.get()
     for kind in hostile.kinds {
-      let outcome = try HostileChild.run(model: hostile.directory + "/\(kind).gguf")
+      let outcome = try HostileChild.run(self, model: hostile.directory + "/\(kind).gguf")
       guard case .finished(let report) = outcome else {
         XCTFail("\(kind): \(outcome)")
         continue
@@ -105,8 +106,9 @@ final class HostileTemplateTests: XCTestCase {
     let messages = Locked<[String]>([])
     let session = GenerativeModelSession(
       model: model, logHandler: LogHandler { record in messages.withLock { $0.append(record.message) } })
+    XCTAssertEqual(Self.templateThreads(), 0)
     let request = Task { try await session.respond(to: "Hello") }
-    try await Task.sleep(for: .milliseconds(30))
+    try await waitUntil { Self.templateThreads() == 1 }  // the render has started
     let cancelled = ContinuousClock.now
     request.cancel()
     let result = await request.result
@@ -116,22 +118,41 @@ final class HostileTemplateTests: XCTestCase {
     }
     XCTAssertLessThan(waited, .milliseconds(500), "a hang guard")
     // The session's wait ends at once; the render's own thread is what must
-    // stop. Uncancelled it passes its budget within a second (and logs why).
-    try await Task.sleep(for: .milliseconds(1_500))
+    // stop. Uncancelled it passes its budget within a second, logs why and
+    // only then ends.
+    try await waitUntil { Self.templateThreads() == 0 }
     let fallbacks = messages.withLock { $0.filter { $0.contains("chat template could not be used") } }
     XCTAssertEqual(fallbacks, [], "the render ran on to its budget")
   }
+
+  /// How many `TemplateThread` threads this process runs now.
+  private static func templateThreads() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+      let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+      return name == TemplateThread.name + "\n"
+    }.count
+  }
 }
 
-/// One hostile model in this process, run by `HostileTemplateTests` in a
-/// child (skipped in an ordinary run): loads the model, asks one question
-/// through a session, and prints how it ended, how long the request took and
-/// how far the process's peak memory rose above what it held before.
-final class HostileTemplateScenario: XCTestCase {
-  func testScenario() async throws {
-    guard let path = ProcessInfo.processInfo.environment["HYBRID_HOSTILE_MODEL"] else {
-      throw XCTSkip("run by HostileTemplateTests in a child process")
+/// One hostile model in a child process under a watchdog.
+enum HostileChild {
+  enum Outcome: CustomStringConvertible {
+    case finished([String: String])
+    case killed(String)
+    var description: String {
+      switch self {
+      case .finished(let report): "finished \(report)"
+      case .killed(let why): why
+      }
     }
+  }
+
+  /// The child's half: loads the model, asks one question through a
+  /// session, and prints how it ended, how long the request took and how far
+  /// the process's peak memory rose above what it held before.
+  static func scenario() async throws {
+    let path = try XCTUnwrap(ProcessInfo.processInfo.environment["HYBRID_HOSTILE_MODEL"])
     let model = LocalSystemModel(modelPath: path, contextSize: 512, threads: 1)
     try await model.prepare()
     // Linux resets the peak (VmHWM) to the current size when 5 is written here.
@@ -156,40 +177,18 @@ final class HostileTemplateScenario: XCTestCase {
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     print("HOSTILE-RESULT outcome=\(outcome) seconds=\(seconds) extraMiB=\(extra)")
   }
-}
-
-/// Runs `HostileTemplateScenario` in a child process under a watchdog.
-enum HostileChild {
-  enum Outcome: CustomStringConvertible {
-    case finished([String: String])
-    case killed(String)
-    var description: String {
-      switch self {
-      case .finished(let report): "finished \(report)"
-      case .killed(let why): why
-      }
-    }
-  }
 
   static let timeLimit: Duration = .seconds(60)
   static let memoryLimit = 3 << 30
 
-  static func run(model: String) throws -> Outcome {
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    child.arguments = ["HybridInferenceTests.HostileTemplateScenario/testScenario"]
-    var environment = ProcessInfo.processInfo.environment
-    environment["HYBRID_HOSTILE_MODEL"] = model
-    child.environment = environment
-    let output = Pipe()
-    child.standardOutput = output
-    child.standardError = output
+  /// Runs `test`'s child on `model`, killing it past the time or memory limit.
+  static func run(_ test: XCTestCase, model: String) throws -> Outcome {
+    let (child, output) = try ChildProcess.start(test, environment: ["HYBRID_HOSTILE_MODEL": model])
     let log = Locked(Data())
     output.fileHandleForReading.readabilityHandler = { handle in
       let data = handle.availableData
       log.withLock { $0.append(data) }
     }
-    try child.run()
     let start = ContinuousClock.now
     var killed: String?
     while child.isRunning {

@@ -154,8 +154,9 @@ final class LocalIsolationTests: XCTestCase {
     let held = try await budget.acquire(threads: 8)
     XCTAssertEqual(held, 2, "a request never takes more than every core")
     let cancelled = Task { try await budget.acquire(threads: 1) }
+    try await waitUntil { budget.waitingCount == 1 }
     let next = Task { try await budget.acquire(threads: 1) }
-    try await Task.sleep(for: .milliseconds(20))
+    try await waitUntil { budget.waitingCount == 2 }
     cancelled.cancel()
     do {
       _ = try await cancelled.value

@@ -62,7 +62,7 @@ final class ModelFileContentTests: XCTestCase {
     let kinds = try GeneratedFiles.craftedModels.get().kinds
     XCTAssertGreaterThanOrEqual(kinds.count, 6)
     XCTAssertEqual(
-      Set(kinds), Set(Self.refusals.keys).union(Self.accepted).union(HostileInputScenarios.overflowingKinds.keys))
+      Set(kinds), Set(Self.refusals.keys).union(Self.accepted).union(HostileInputTests.overflowingKinds.keys))
   }
 
   func testEachCraftedFileIsRefusedWithItsReason() async throws {

@@ -99,30 +99,28 @@ final class PromptCacheTests: XCTestCase {
     try await secondProcess(model: "default")
   }
 
+  /// In the parent, turn 1 with the cache; in the child, turn 2 of the same
+  /// conversation with the cache and without.
   private func secondProcess(model name: String) async throws {
     setenv("HYBRID_TEST_CACHE_MODEL", name, 1)
     defer { unsetenv("HYBRID_TEST_CACHE_MODEL") }
-    let cache = PromptCache.directory(directory)
-    let first = try await answer(conversation(turns: 1), on: try model(cache))
-    XCTAssertFalse(stateFiles.isEmpty, "turn 1's state is on disk when the stream ends")
-    try ChildProcess.assertPasses(
-      "PromptCacheTests/testChildScenario_answersFromTheParentsCache",
-      environment: [
-        "HYBRID_TEST_CACHE_DIRECTORY": directory.path, "HYBRID_TEST_FIRST_ANSWER": first.text,
-        "HYBRID_TEST_CACHE_MODEL": name,
-      ])
-  }
-
-  func testChildScenario_answersFromTheParentsCache() async throws {
-    guard ChildProcess.isChild, let path = ProcessInfo.processInfo.environment["HYBRID_TEST_CACHE_DIRECTORY"],
-      let firstAnswer = ProcessInfo.processInfo.environment["HYBRID_TEST_FIRST_ANSWER"]
-    else { throw XCTSkip("run by testSecondProcess_reusesTheFirstProcessCache") }
-    let restored = conversation(turns: 2, [firstAnswer])
-    let cached = try await answer(restored, on: try model(.directory(URL(fileURLWithPath: path))))
-    let plain = try await answer(restored, on: try model(nil))
-    XCTAssertGreaterThan(cached.cached, 20, "turn 1's prompt comes from the parent's file: \(cached.log)")
-    XCTAssertEqual(plain.cached, 0)
-    XCTAssertEqual(cached.text, plain.text, "greedy answers are the same with the cache and without")
+    var first = ""
+    if !ChildProcess.isChild(of: self) {
+      first = try await answer(conversation(turns: 1), on: try model(.directory(directory))).text
+      XCTAssertFalse(stateFiles.isEmpty, "turn 1's state is on disk when the stream ends")
+    }
+    try await ChildProcess.assertPasses(
+      self, environment: ["HYBRID_TEST_CACHE_DIRECTORY": directory.path, "HYBRID_TEST_FIRST_ANSWER": first]
+    ) {
+      let environment = ProcessInfo.processInfo.environment
+      let path = try XCTUnwrap(environment["HYBRID_TEST_CACHE_DIRECTORY"])
+      let restored = conversation(turns: 2, [try XCTUnwrap(environment["HYBRID_TEST_FIRST_ANSWER"])])
+      let cached = try await answer(restored, on: try model(.directory(URL(fileURLWithPath: path))))
+      let plain = try await answer(restored, on: try model(nil))
+      XCTAssertGreaterThan(cached.cached, 20, "turn 1's prompt comes from the parent's file: \(cached.log)")
+      XCTAssertEqual(plain.cached, 0)
+      XCTAssertEqual(cached.text, plain.text, "greedy answers are the same with the cache and without")
+    }
   }
 
   // MARK: Streams

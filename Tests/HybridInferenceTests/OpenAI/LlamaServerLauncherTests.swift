@@ -12,23 +12,21 @@ final class LlamaServerLauncherTests: XCTestCase {
     XCTAssertFalse(Self.acceptsConnections(port: server.port), "the server is gone once stop() returns")
   }
 
-  func testKilledTestProcess_leavesNoServerBehind() throws {
+  /// The child (`ChildProcess`) starts a server, prints its port and dies
+  /// of SIGKILL, so no clean-up of its own runs.
+  func testKilledTestProcess_leavesNoServerBehind() async throws {
     _ = try OpenAITestServers.requireLlamaServer()
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    child.arguments = ["HybridInferenceTests.OrphanedServerScenario/testScenario"]
-    var environment = ProcessInfo.processInfo.environment
-    environment["HYBRID_ORPHAN_SCENARIO"] = "1"
-    child.environment = environment
-    let output = Pipe()
-    child.standardOutput = output
-    child.standardError = output
-    try child.run()
-    let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    child.waitUntilExit()
-    XCTAssertEqual(child.terminationReason, .uncaughtSignal, "the child killed itself:\n\(log.suffix(2000))")
+    if ChildProcess.isChild(of: self) {
+      let server = try await OpenAITestServers.llamaServer()
+      FileHandle.standardError.write(Data("server port \(server.port)\n".utf8))
+      kill(getpid(), SIGKILL)
+      return XCTFail("the child outlived its SIGKILL")
+    }
+    let exit = try ChildProcess.run(self)
+    let log = exit.log.suffix(2000)
+    XCTAssertEqual(exit.reason, .uncaughtSignal, "the child killed itself:\n\(log)")
     let portLine = try XCTUnwrap(
-      log.split(separator: "\n").first { $0.hasPrefix("server port ") }, "no port in:\n\(log.suffix(2000))")
+      exit.log.split(separator: "\n").first { $0.hasPrefix("server port ") }, "no port in:\n\(log)")
     let port = try XCTUnwrap(Int(portLine.dropFirst("server port ".count)))
     let deadline = ContinuousClock.now + .seconds(5)
     while Self.acceptsConnections(port: port) && ContinuousClock.now < deadline {
@@ -50,17 +48,5 @@ final class LlamaServerLauncherTests: XCTestCase {
         connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
       }
     }
-  }
-}
-
-/// Run by `testKilledTestProcess_leavesNoServerBehind` in a child process:
-/// starts a server, prints its port and dies of SIGKILL (no clean-up runs).
-/// Run by itself (no `HYBRID_ORPHAN_SCENARIO`) it does nothing.
-final class OrphanedServerScenario: XCTestCase {
-  func testScenario() async throws {
-    guard ProcessInfo.processInfo.environment["HYBRID_ORPHAN_SCENARIO"] != nil else { return }
-    let server = try await OpenAITestServers.llamaServer()
-    FileHandle.standardError.write(Data("server port \(server.port)\n".utf8))
-    kill(getpid(), SIGKILL)
   }
 }

@@ -71,8 +71,9 @@ final class OpenAIWireTests: XCTestCase {
     }
   }
 
-  func testInlineData_isUnsupported() {
-    let content = Content(role: "user", parts: [Part(inlineData: Part.Blob(mimeType: "image/png", data: Data([1])))])
+  func testInlineDataOtherThanImagesAndAudio_isUnsupported() {
+    let pdf = Part(inlineData: Part.Blob(mimeType: "application/pdf", data: Data([1])))
+    let content = Content(role: "user", parts: [pdf])
     let request = ModelRequest(transcript: Transcript(entries: [Transcript.Entry(role: .user, content: content)]))
     XCTAssertThrowsError(try ChatCompletionRequest(request, model: "m", stream: false)) { error in
       guard case .unsupportedRequest? = error as? HybridInferenceError else { return XCTFail("\(error)") }
@@ -99,7 +100,7 @@ final class OpenAIWireTests: XCTestCase {
   func testErrorEnvelopes_ofEachServerKind() throws {
     let head = ResponseHead(statusCode: 429, contentType: "application/json", retryAfter: "2")
     let openAI = #"{"error":{"message":"slow down","type":"rate_limit_exceeded","code":"rate_limit_exceeded"}}"#
-    guard case .cloudAPI(let error) = OpenAIErrorMapping.apiError(head: head, body: Data(openAI.utf8), apiKey: nil)
+    guard case .cloudAPI(let error) = OpenAIErrorMapping.apiError(head: head, body: Data(openAI.utf8), secrets: nil)
     else { return XCTFail() }
     XCTAssertEqual(
       error,
@@ -154,7 +155,7 @@ final class OpenAIWireTests: XCTestCase {
     }
     let endpoint = OpenAIEndpoint(baseURL: remote.baseURL)
     let request = try endpoint.request(
-      "chat/completions", body: ["a": 1], apiKey: nil, streaming: false, timeout: .seconds(1))
+      "chat/completions", body: ["a": 1], credentialed: false, streaming: false, timeout: .seconds(1))
     XCTAssertNil(request.value(forHTTPHeaderField: "Authorization"), "no key, no header; plain HTTP allowed")
   }
 }

@@ -104,11 +104,15 @@ final class StructuredSessionTests: XCTestCase {
 
   func testCancelledStructuredStreamThrowsCancellation() async throws {
     let session = GenerativeModelSession(
-      model: ScriptedModel("device", placement: .onDevice, script: [.answerThenHang([#"{"title":"#])]))
+      model: ScriptedModel("device", placement: .onDevice, script: [.answerThenHang([#"{"title":"Pan"#])]))
+    let first = Locked<JSONValue?>(nil)
     let task = Task {
-      for try await _ in session.streamResponse(to: "p", generating: Recipe.self) {}
+      for try await partial in session.streamResponse(to: "p", generating: Recipe.self) {
+        first.withLock { $0 = $0 ?? partial.content }
+      }
     }
-    try await Task.sleep(for: .milliseconds(200))
+    try await waitUntil { first.withLock { $0 != nil } }  // mid-answer: the model now hangs
+    XCTAssertEqual(first.withLock { $0 }, .object(["title": .string("Pan")]))
     task.cancel()
     let result = await task.result
     XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }

@@ -39,6 +39,16 @@ final class ScriptedModel: LanguageModel {
     /// `count` deltas of `text`, each made only when the consumer asks for it
     /// (a pull-based stream), then STOP; `pulledDeltas` counts those made.
     case pulled(count: Int, text: String)
+    /// Waits `delay` (cancellable: a cancelled wait counts in
+    /// `cancellations`), then streams these text deltas and STOP: a model
+    /// slow to its first token.
+    case delayedAnswer(Duration, [String])
+    /// Streams a thought at once, then waits `delay`, then streams these
+    /// text deltas and STOP.
+    case thoughtThenAnswer(String, Duration, [String])
+    /// Streams these text deltas, waits until `gate` opens (whatever the
+    /// task's cancellation), then finishes with STOP: an answer still going.
+    case answerUntilGate([String], Gate)
   }
 
   let modelVersion: String
@@ -151,6 +161,20 @@ final class ScriptedModel: LanguageModel {
       throw CancellationError()
     case .pulled:
       break  // streamed by `pulled(count:text:)`
+    case .delayedAnswer(let delay, let deltas):
+      try await Task.sleep(for: delay)
+      try await play(.answer(deltas), into: continuation)
+    case .answerUntilGate(let deltas, let gate):
+      for delta in deltas { continuation.yield(textDelta(delta)) }
+      await gate.wait()
+      continuation.yield(finalDelta())
+    case .thoughtThenAnswer(let thought, let delay, let deltas):
+      continuation.yield(
+        GenerateContentResponse(
+          candidates: [Candidate(content: Content(role: "model", parts: [Part(text: thought, thought: true)]))],
+          modelVersion: modelVersion))
+      try await Task.sleep(for: delay)
+      try await play(.answer(deltas), into: continuation)
     case .fail(let error):
       throw error
     case .failAfter(let deltas, let error):

@@ -168,6 +168,7 @@ final class ToolCloudTests: CloudTestCase {
         return signature
       }
     }
-    throw XCTSkip("\(file) holds no signed function call")
+    // Every fixture this test reads was recorded with one: a skip here would hide a broken fixture.
+    return try XCTUnwrap(nil as String?, "\(file) holds no signed function call")
   }
 }

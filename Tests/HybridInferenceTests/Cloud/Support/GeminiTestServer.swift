@@ -103,6 +103,19 @@ final class GeminiTestServer {
     return try XCTUnwrap(object as? [[String: Any]], "no requests for \(model)")
   }
 
+  /// This server as the metadata server: `GCE_METADATA_HOST`'s `host:port`.
+  var metadataHost: String { "127.0.0.1:\(port)" }
+
+  /// How the metadata server answers from now on: tokens that expire after
+  /// `expiresIn` seconds, or `status` instead of a token when it is not 200.
+  func configureMetadata(expiresIn: Int = 3600, status: Int = 200) async throws {
+    _ = try await get(
+      "/_metadata", model: "",
+      extra: [
+        URLQueryItem(name: "expires_in", value: "\(expiresIn)"), URLQueryItem(name: "status", value: "\(status)"),
+      ])
+  }
+
   /// A loopback URL where connecting hangs, as to an unreachable host.
   func blackholeURL() async throws -> URL {
     let object = try await get("/_blackhole", model: "") as? [String: Any]
@@ -110,10 +123,10 @@ final class GeminiTestServer {
     return try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)"))
   }
 
-  private func get(_ path: String, model: String) async throws -> Any {
+  private func get(_ path: String, model: String, extra: [URLQueryItem] = []) async throws -> Any {
     var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
     components?.path = path
-    components?.queryItems = [URLQueryItem(name: "model", value: model)]
+    components?.queryItems = [URLQueryItem(name: "model", value: model)] + extra
     let url = try XCTUnwrap(components?.url)
     let (data, _) = try await URLSession.shared.data(from: url)
     return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])

@@ -1,0 +1,65 @@
+import CLlama
+import HybridInferenceCore
+import HybridInferenceJinja
+
+/// The prompt a request becomes on device, and what it costs in tokens: the
+/// one rendering that generation and `promptTokenCount(for:)` share, so that
+/// a count is exactly what a request would prefill.
+extension LocalSystemModel {
+  /// A request as the model reads it.
+  struct DevicePrompt {
+    /// The tool plan, when the request offers tools.
+    let tools: LocalToolPlan?
+    /// The messages the template rendered.
+    let messages: [ChatTemplate.Message]
+    /// The tools as the template declares them.
+    let templateTools: [ToolDeclaration]
+    /// The rendered prompt's tokens.
+    let tokens: [llama_token]
+  }
+
+  /// Renders and tokenizes `request` (instructions, tools, every turn and the
+  /// schema's prompt); runs on the template thread.
+  static func prompt(
+    of request: ModelRequest, model: LlamaModel, allowsGenericToolFormat: Bool, cancellation: JinjaCancellation
+  ) throws -> DevicePrompt {
+    let tools = try LocalToolPlan(
+      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
+    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
+    if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
+    let templateTools = tools?.templateTools ?? []
+    let rendered: RenderedPrompt
+    if let partial = request.continuedAnswer {
+      // Another model's answer broke off: go on with it as this model's own turn.
+      messages.append(ChatTemplate.Message(role: "assistant", content: partial))
+      let whole = model.template.render(
+        messages, tools: templateTools, addGenerationPrompt: false, log: request.logHandler,
+        cancellation: cancellation)
+      guard let continued = whole.continuing(partial) else {
+        throw HybridInferenceError.unsupportedRequest(
+          "the chat template does not print the answer to continue as it was written")
+      }
+      rendered = continued
+    } else {
+      rendered = model.template.render(
+        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
+    }
+    return DevicePrompt(
+      tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered))
+  }
+
+  /// The tokens `request` would prefill: its rendered prompt, exactly as
+  /// generation renders it. Loads the model if needed. The library counts
+  /// with it when it trims a transcript that does not fit the window
+  /// (`ContextOverflow.dropOldestTurns`).
+  public func promptTokenCount(for request: ModelRequest) async throws -> Int? {
+    try validateSettings()
+    let model = try await loadedModel(progress: nil)
+    let allowsGenericToolFormat = allowsGenericToolFormat
+    return try await TemplateThread.run { cancellation in
+      try Self.prompt(
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation
+      ).tokens.count
+    }
+  }
+}
