@@ -1,5 +1,6 @@
 import Foundation
-import HybridInference
+import HybridInferenceCore
+import HybridInferenceLlama
 
 /// Issue 23's measure: time to first token of a restored ~1,100-token
 /// conversation on device, with and without the prompt cache, beside the
