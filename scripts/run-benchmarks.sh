@@ -34,6 +34,9 @@ step "grammar overhead: constrained vs unconstrained decode"
 step "multi-turn time to first token"
 "$BIN/local-benchmark" multiturn "$MODEL" | tee "$OUT/multiturn"
 
+step "prompt cache: a restored 1,100-token conversation"
+"$BIN/local-benchmark" promptcache "$MODEL" "${BENCH_PROMPT_CACHE_RUNS:-3}" | tee "$OUT/promptcache"
+
 step "cancellation latency"
 "$BIN/local-benchmark" cancel "$MODEL" | tee "$OUT/cancel"
 
@@ -147,6 +150,8 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "reads 1.3-1.4. Each later turn prefills only its new tokens; what grows is their"
     echo "attention over the conversation held in the cache."
     echo
+    echo "## 2b. A restored conversation with the prompt cache (issue 23)"
+    echo; echo '```'; cat "$OUT/promptcache"; echo '```'; echo
     echo "## Cancellation on the default model (issue 5: within 100 ms)"
     echo; echo '```'; cat "$OUT/cancel"; echo '```'; echo
     echo "## 5. Memory (target: four sessions <= one + 4 x KV cache; issue 14: RSS for 1, 4 and 16 sessions)"

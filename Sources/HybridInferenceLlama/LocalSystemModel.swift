@@ -45,17 +45,24 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// the answer a call object or text). When false, a request that offers
   /// tools to such a model is unsupported, and a hybrid sends it to the cloud.
   public let allowsGenericToolFormat: Bool
+  /// Where the prompt state of each turn is saved, for sessions of this or
+  /// another process whose prompt starts the same; nil keeps it in memory only.
+  public let promptCache: PromptCache?
 
   private let fileCheck: ModelFileCheck
   private let handle: LoadedModelHandle
 
   /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
-  /// first `availability`, `prepare()` or request.
+  /// first `availability`, `prepare()` or request. With a `promptCache`, each
+  /// turn's prompt state is saved there and loaded by any context whose
+  /// prompt starts with it (`PromptCache`).
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
-    parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true
+    parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
+    promptCache: PromptCache? = nil
   ) {
     self.allowsGenericToolFormat = allowsGenericToolFormat
+    self.promptCache = promptCache
     self.modelPath = modelPath
     self.contextSize = contextSize
     self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
@@ -99,7 +106,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
     try validateSettings()
     let model = try await loadedModel(progress: progress)
-    try await handle.context(for: model, settings: settings(for: model)).prepare()
+    try await handle.context(for: model, settings: settings(for: model), promptCache: promptCache).prepare()
   }
 
   /// llama.cpp's own log is process-wide: this routes it (quiet by default).
@@ -141,7 +148,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       return (rendered.tools, rendered.tokens, shareable)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
-    let context = handle.context(for: model, settings: settings(for: model))
+    let context = handle.context(for: model, settings: settings(for: model), promptCache: promptCache)
     claim.uses(context)
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     let name = model.name
@@ -171,6 +178,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             modelVersion: Self.modelVersion, localModelName: name))
       })
     generation.stopsAtCompleteJSON = grammar != nil
+    generation.log = request.logHandler
+    let cacheWrites = promptCache.map { _ in PromptCacheWrites() }
+    generation.cacheWrites = cacheWrites
     let outcome = try await context.submit(generation)
     // Checked here, not in the session, so that a hybrid falls back on an
     // answer the grammar allowed but the schema or the type refuses.
@@ -192,6 +202,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
           candidatesTokenCount: outcome.generatedTokens,
           totalTokenCount: outcome.promptTokens + outcome.generatedTokens),
         modelVersion: Self.modelVersion, localModelName: name))
+    // The turn's states are on disk before `respond` returns, or the stream ends.
+    if let cacheWrites {
+      await cacheWrites.finished()
+      cacheWrites.log(to: request.logHandler)
+    }
   }
 
   /// The number of tokens `text` takes, special markers (`<|im_start|>`) included.
@@ -235,10 +250,10 @@ private final class LoadedModelHandle: Sendable {
   }
 
   /// The shared context, made on first use.
-  func context(for model: LlamaModel, settings: BatchedContext.Settings) -> BatchedContext {
+  func context(for model: LlamaModel, settings: BatchedContext.Settings, promptCache: PromptCache?) -> BatchedContext {
     context.withLock { context in
       if let context, context.model === model { return context }
-      let made = BatchedContext(model: model, settings: settings)
+      let made = BatchedContext(model: model, settings: settings, promptCache: promptCache)
       context = made
       return made
     }

@@ -10,6 +10,8 @@ import HybridInferenceJinja
 /// at once. Every mutable llama.cpp object lives in a `BatchedContext`.
 final class LlamaModel: @unchecked Sendable {
   let path: String
+  /// The file that was loaded, for the prompt cache's key.
+  let fingerprint: ModelFingerprint
   /// `general.name` from the file.
   let name: String?
   /// The chat template the file carries, if any.
@@ -64,6 +66,7 @@ final class LlamaModel: @unchecked Sendable {
       throw .invalidModelFile(path: path, reason: "the model has no vocabulary")
     }
     self.path = path
+    self.fingerprint = ModelFingerprint(path: path, identity: opened.identity, descriptor: opened.descriptor)
     self.pointer = loaded
     self.vocab = vocab
     self.name = file.name

@@ -35,7 +35,7 @@ extension BatchedContext {
         return
       }
       let window = Int(llama_n_ctx_seq(context))
-      if !admitQueued(memory: memory, window: window) { continue }
+      if !admitQueued(context: context, memory: memory, window: window) { continue }
       for turn in active where isCancelled(turn) { finish(turn, .failure(CancellationError())) }
       if active.isEmpty {
         let done = state.withLock { state in
@@ -56,7 +56,7 @@ extension BatchedContext {
   /// Gives free sequences to the first queued turns and prepares their
   /// caches. Returns false when the context grew first (the caller reads the
   /// new one and admits then).
-  private func admitQueued(memory: llama_memory_t, window: Int) -> Bool {
+  private func admitQueued(context: OpaquePointer, memory: llama_memory_t, window: Int) -> Bool {
     if growIfWaiting() { return false }
     let admitted = state.withLock { state -> [(SequenceTurn, SequenceSlots.Lease)] in
       var admitted: [(SequenceTurn, SequenceSlots.Lease)] = []
@@ -69,7 +69,7 @@ extension BatchedContext {
       turn.sequence = lease.sequence
       active.append(turn)
       do {
-        try prepare(turn, changedHands: lease.changedHands, memory: memory, window: window)
+        try prepare(turn, changedHands: lease.changedHands, context: context, memory: memory, window: window)
       } catch {
         finish(turn, .failure(error))
       }
@@ -79,7 +79,9 @@ extension BatchedContext {
 
   /// Keeps what the turn may reuse of its sequence's cache, checks that the
   /// turn fits the sequence's share, and makes its sampler.
-  private func prepare(_ turn: SequenceTurn, changedHands: Bool, memory: llama_memory_t, window: Int) throws {
+  private func prepare(
+    _ turn: SequenceTurn, changedHands: Bool, context: OpaquePointer, memory: llama_memory_t, window: Int
+  ) throws {
     let prompt = turn.prompt
     // First, before anything can fail: a sequence from another session keeps
     // at most the instructions, even for a turn that is then refused.
@@ -96,6 +98,7 @@ extension BatchedContext {
     }
     turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
     turn.unDecoded = prompt[turn.reusedTokens...]
+    loadSavedPrefix(turn, context: context, memory: memory)
     turn.sampler = try turn.request.sampler()
   }
 
@@ -134,6 +137,7 @@ extension BatchedContext {
       sample(turn, at: index, context: context, window: window)
     }
     deliverText()
+    for entry in entries where active.contains(where: { $0 === entry.turn }) { saveIfDue(entry.turn, context: context) }
   }
 
   /// Hands each answering turn its new text: every step while one turn runs
@@ -162,7 +166,8 @@ extension BatchedContext {
       room -= 1
     }
     for turn in active where turn.unDecoded.count > 1 && room > 0 {
-      let chunk = min(room, turn.unDecoded.count)
+      // A chunk ends at the turn's next prompt cache save point.
+      let chunk = min(room, turn.unDecoded.count, tokensBeforeSavePoint(turn) ?? .max)
       entries.append(Entry(turn: turn, count: chunk))
       room -= chunk
     }
@@ -191,13 +196,17 @@ extension BatchedContext {
   private func sample(_ turn: SequenceTurn, at index: Int32, context: OpaquePointer, window: Int) {
     let limit = turn.request.maximumResponseTokens ?? (window - turn.prompt.count)
     if turn.generatedTokens >= limit || caches[turn.sequence].tokens.count >= window {
+      saveIfDue(turn, context: context)
       finish(turn, .success(turn.outcome(.maxTokens)))
       return
     }
     guard let sampler = turn.sampler else { return }
     do {
       let token = try sampler.sample(context, at: index)
-      if let reason = turn.accept(token, model: model) { finish(turn, .success(turn.outcome(reason))) }
+      if let reason = turn.accept(token, model: model) {
+        saveIfDue(turn, context: context)
+        finish(turn, .success(turn.outcome(reason)))
+      }
     } catch {
       finish(turn, .failure(error))
     }

@@ -52,6 +52,14 @@ final class BatchedContext: @unchecked Sendable {
   let model: LlamaModel
   let settings: Settings
   let state: Locked<State>
+  /// Where turns' states are saved and looked up, if the model value has a cache.
+  let promptCache: PromptCache?
+  /// What a saved state must have been made with to load here.
+  let cacheKey: PromptCacheKey?
+  /// The tag of this context's sequence states (`SequenceStateLayout`),
+  /// read when a context is made; behind a lock because `prepare()` may make
+  /// the context on another thread than the scheduler's.
+  let stateTag = Locked<[UInt8]?>(nil)
   /// Guards `pointer`: every read and write of it, by `prepare()`, the
   /// scheduler, growth (which holds it across the whole swap, free to store)
   /// and tests asking whether it exists.
@@ -70,12 +78,14 @@ final class BatchedContext: @unchecked Sendable {
   /// Steps since the scheduler started, for pacing text deliveries.
   var deliveryClock = 0
 
-  init(model: LlamaModel, settings: Settings) {
+  init(model: LlamaModel, settings: Settings, promptCache: PromptCache? = nil) {
     var settings = settings
     // Room for every sequence's next token in one step.
     settings.batchSize = max(settings.batchSize, settings.sequences)
     self.model = model
     self.settings = settings
+    self.promptCache = promptCache
+    self.cacheKey = promptCache.map { _ in PromptCacheKey(model: model.fingerprint) }
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
     self.batch = llama_batch_init(Int32(settings.batchSize), 0, 1)
@@ -195,10 +205,16 @@ final class BatchedContext: @unchecked Sendable {
     params.n_threads = Int32(settings.threads)
     params.n_threads_batch = Int32(settings.threads)
     params.no_perf = true
+    // The KV types and flash attention stay llama.cpp's defaults: the prompt
+    // cache's key (`PromptCacheKey(model:)`) reads them from there too.
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
     guard let context = llama_init_from_model(model.pointer, params) else {
       throw .generationFailed("llama.cpp could not create a context of \(share * sequences) tokens")
+    }
+    if promptCache != nil {
+      let tag = Self.stateTag(of: context)
+      stateTag.withLock { $0 = tag }
     }
     return context
   }

@@ -35,6 +35,14 @@ struct SequenceCache {
     shareablePrefix = min(shareablePrefix, count)
   }
 
+  /// Records a state llama.cpp has just read into the sequence from the
+  /// prompt cache: `loaded`, a prefix of the prompt, of which the first
+  /// `shareable` tokens may be reused by another session.
+  mutating func loaded(_ loaded: ArraySlice<llama_token>, shareable: Int) {
+    tokens = Array(loaded)
+    shareablePrefix = min(shareable, loaded.count)
+  }
+
   /// Drops whatever a failed or aborted step left after the known tokens.
   mutating func dropUnrecorded(in memory: llama_memory_t) {
     if !llama_memory_seq_rm(memory, id, llama_pos(tokens.count), -1) { clear(memory) }

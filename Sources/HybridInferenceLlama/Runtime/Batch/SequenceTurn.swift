@@ -24,6 +24,10 @@ struct GenerationRequest: Sendable {
   /// token's while the turn answers alone, a few tokens' at a time while
   /// several do (`BatchScheduler.deliverText`).
   var onText: @Sendable (String) -> Void
+  /// Where the prompt cache's messages go.
+  var log: LogHandler = .silent
+  /// The states this request saves to the prompt cache, when the model has one.
+  var cacheWrites: PromptCacheWrites?
 }
 
 /// What one generation did.
@@ -59,6 +63,11 @@ final class SequenceTurn: @unchecked Sendable {
   /// True once the whole prompt is in the cache (its first logits sampled).
   var answering = false
   var reusedTokens = 0
+  /// Token counts at which the sequence's state goes to the prompt cache
+  /// (the shareable opening, the whole prompt), ascending.
+  var savePoints: [Int] = []
+  /// The save point that is the prompt's shareable opening, if planned.
+  var shareablePoint: Int?
   var generatedTokens = 0
   /// Where this turn's logits are in the batch just decoded, if it asked for any.
   var logitsIndex: Int32?

@@ -1,0 +1,92 @@
+import CLlama
+import Foundation
+import HybridInferenceCore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Everything a saved sequence state depends on besides its tokens, hashed:
+/// a state is loaded only into a context whose key is the same.
+///
+/// - The model file: its path, size and modification time (to the
+///   nanosecond), and a checksum of its first MiB (the GGUF header and
+///   vocabulary), so a file replaced by another of the same size and time,
+///   or the same path on another machine sharing the directory, does not match.
+/// - The llama.cpp build: its system-info line and the size and time of the
+///   library file that holds `llama_decode` (found with `dladdr`), since the
+///   state's layout and numerics are the build's.
+/// - The context's KV cache types and flash-attention setting, which change
+///   what the cells hold.
+struct PromptCacheKey: Sendable, Equatable {
+  let hash: UInt64
+
+  init(model: ModelFingerprint, typeK: ggml_type, typeV: ggml_type, flashAttention: llama_flash_attn_type) {
+    let text = [
+      "format \(PromptCacheFile.version)", "model \(model.description)", "build \(Self.build)",
+      "kv \(typeK.rawValue) \(typeV.rawValue)", "flash \(flashAttention.rawValue)",
+    ].joined(separator: "\n")
+    hash = Checksum64.of(Array(text.utf8))
+  }
+
+  /// The key of a context made from `llama_context_default_params()`'s KV
+  /// types and attention setting, as `BatchedContext.makeContext` makes them.
+  init(model: ModelFingerprint) {
+    let params = llama_context_default_params()
+    self.init(model: model, typeK: params.type_k, typeV: params.type_v, flashAttention: params.flash_attn_type)
+  }
+
+  /// The linked llama.cpp, read once.
+  private static let build: String = {
+    let info = llama_print_system_info().map { String(cString: $0) } ?? ""
+    var library = "unknown"
+    let symbol: @convention(c) (OpaquePointer?, llama_batch) -> Int32 = llama_decode
+    if let path = mappedFile(containing: UInt(bitPattern: unsafeBitCast(symbol, to: UnsafeRawPointer.self))),
+      let identity = FileIdentity.of(path: path)
+    {
+      library = "\(path) \(identity.size) \(identity.modified.seconds).\(identity.modified.nanoseconds)"
+    }
+    return "\(info) | \(library)"
+  }()
+
+  /// The file mapped at `address` (the shared library, or the executable
+  /// when llama.cpp is linked in), from `/proc/self/maps`; nil elsewhere.
+  private static func mappedFile(containing address: UInt) -> String? {
+    guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+    for line in maps.split(separator: "\n") {
+      let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+      let range = fields.first?.split(separator: "-") ?? []
+      guard fields.count == 6, range.count == 2, let low = UInt(range[0], radix: 16),
+        let high = UInt(range[1], radix: 16),
+        low <= address, address < high
+      else { continue }
+      return String(fields[5]).trimmingCharacters(in: .whitespaces)
+    }
+    return nil
+  }
+}
+
+/// Which model file a context's states were made with.
+struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
+  var path: String
+  var identity: FileIdentity
+  /// Checksum of the file's first MiB.
+  var headerChecksum: UInt64
+
+  /// Reads the first MiB of the open file `descriptor`, whose identity was checked.
+  init(path: String, identity: FileIdentity, descriptor: Int32) {
+    self.path = path
+    self.identity = identity
+    var head = [UInt8](repeating: 0, count: min(identity.size, 1 << 20))
+    let read = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+    headerChecksum = Checksum64.of(head.prefix(max(0, read)))
+  }
+
+  var description: String {
+    "\(path) \(identity.size) \(identity.modified.seconds).\(identity.modified.nanoseconds) \(headerChecksum)"
+  }
+}

@@ -1,0 +1,116 @@
+import CLlama
+import HybridInferenceCore
+
+/// The scheduler's side of a `PromptCache`: at a turn's admission, the
+/// longest saved prefix of its prompt that is longer than what its sequence
+/// keeps in memory is loaded into the sequence instead of decoded; when the
+/// turn has decoded its shareable opening, and its whole prompt, the
+/// sequence's state is copied out and handed to the cache's write queue.
+///
+/// Both run on the scheduler's lane between two steps, the only time the
+/// context is used safely. The copy (`llama_state_seq_get_data`) is the
+/// llama thread's share of a save; the checksum and the file go to the write
+/// queue while the turn answers, and `respond` waits for them at its end.
+/// The whole-prompt copy is taken after the first token was handed to the
+/// caller, so it does not delay it.
+extension BatchedContext {
+  /// Prefixes shorter than this are not saved: decoding them costs less than a file.
+  static var minimumCachedTokens: Int { 16 }
+
+  /// Loads the longest saved prefix of `turn`'s prompt when it is longer than
+  /// what the sequence reuses, then plans the turn's saves.
+  func loadSavedPrefix(_ turn: SequenceTurn, context: OpaquePointer, memory: llama_memory_t) {
+    guard let promptCache, let key = cacheKey, let tag = stateTag.withLock({ $0 }) else { return }
+    let prompt = turn.prompt
+    let log = turn.request.log
+    let sequence = turn.sequence
+    let clock = ContinuousClock.now
+    if let (count, kept) = promptCache.store.load(
+      prompt: prompt, key: key.hash, longerThan: turn.reusedTokens, tag: tag, log: log)
+    {
+      let bytes = SequenceStateLayout.expanded(kept, sequence: sequence, streams: caches.count)
+      // llama.cpp empties the sequence first, whatever it then reads.
+      if llama_state_seq_set_data(context, bytes, bytes.count, llama_seq_id(sequence)) == bytes.count {
+        caches[sequence].loaded(prompt.prefix(count), shareable: turn.request.shareableTokens)
+        // The whole prompt saved: its last token is decoded again, for fresh logits.
+        caches[sequence].keep(prefix: min(count, prompt.count - 1), in: memory)
+        turn.reusedTokens = caches[sequence].tokens.count
+        log.log(
+          LogRecord(
+            level: .debug, category: .local,
+            message:
+              "prompt cache: loaded \(count) tokens of \(prompt.count) in \(PromptCacheWrites.milliseconds([clock.duration(to: .now)])) ms"
+          ))
+      } else {
+        caches[sequence].clear(memory)
+        turn.reusedTokens = 0
+        log.log(
+          LogRecord(
+            level: .warning, category: .local,
+            message: "prompt cache: llama.cpp refused a saved state of \(count) tokens; decoding the prompt"))
+      }
+      turn.unDecoded = prompt[turn.reusedTokens...]
+    }
+    var points: [Int] = []
+    let shareable = turn.request.shareableTokens
+    if shareable >= Self.minimumCachedTokens, shareable > turn.reusedTokens, shareable < prompt.count {
+      points.append(shareable)
+      turn.shareablePoint = shareable
+    }
+    if prompt.count >= Self.minimumCachedTokens { points.append(prompt.count) }
+    turn.savePoints = points
+  }
+
+  /// Saves the sequence's state when it holds exactly the tokens of the
+  /// turn's next save point.
+  func saveIfDue(_ turn: SequenceTurn, context: OpaquePointer) {
+    let sequence = turn.sequence
+    let count = caches[sequence].tokens.count
+    guard let promptCache, let key = cacheKey, let writes = turn.request.cacheWrites,
+      let point = turn.savePoints.first, point == count
+    else { return }
+    turn.savePoints.removeFirst()
+    let clock = ContinuousClock.now
+    let log = turn.request.log
+    let size = llama_state_seq_get_size(context, llama_seq_id(sequence))
+    guard size <= promptCache.maximumBytes else {
+      log.log(
+        LogRecord(
+          level: .warning, category: .local,
+          message: "prompt cache: a state of \(count) tokens (\(size) bytes) exceeds maximumBytes; not saved"))
+      return
+    }
+    var raw = [UInt8](repeating: 0, count: size)
+    guard llama_state_seq_get_data(context, &raw, size, llama_seq_id(sequence)) == size,
+      let kept = SequenceStateLayout.canonical(raw, sequence: sequence, streams: caches.count, tokens: count)
+    else {
+      log.log(
+        LogRecord(
+          level: .warning, category: .local,
+          message: "prompt cache: this llama.cpp wrote a sequence state of a layout the cache does not know; not saved"
+        ))
+      return
+    }
+    writes.recordCopy(clock.duration(to: .now))
+    promptCache.store.save(
+      tokens: Array(caches[sequence].tokens), state: kept, key: key.hash,
+      isShareable: point == turn.shareablePoint, writes: writes, log: log)
+  }
+
+  /// The tokens the next chunk of `turn` may decode before its next save point.
+  func tokensBeforeSavePoint(_ turn: SequenceTurn) -> Int? {
+    guard let point = turn.savePoints.first else { return nil }
+    let room = point - caches[turn.sequence].tokens.count
+    return room > 0 ? room : nil
+  }
+
+  /// The tag llama.cpp writes at the start of this context's sequence
+  /// states, read from an empty sequence of a new context.
+  static func stateTag(of context: OpaquePointer) -> [UInt8]? {
+    let size = llama_state_seq_get_size(context, 0)
+    guard size >= SequenceStateLayout.tagSize, size <= 4096 else { return nil }
+    var bytes = [UInt8](repeating: 0, count: size)
+    guard llama_state_seq_get_data(context, &bytes, size, 0) == size else { return nil }
+    return Array(bytes.prefix(SequenceStateLayout.tagSize))
+  }
+}
