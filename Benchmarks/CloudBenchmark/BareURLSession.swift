@@ -42,9 +42,9 @@ final class BareURLSession: NSObject, URLSessionDataDelegate, Sendable {
   }
 
   /// A session whose delegate is `self`; invalidate it when done.
-  func makeSession() -> URLSession {
+  func makeSession(maximumConnectionsPerHost: Int = 32) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.httpMaximumConnectionsPerHost = 32
+    configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
     return URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
   }
 }

@@ -11,7 +11,7 @@ import HybridInferenceRemote
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
 ///     swift run -c release cloud-benchmark streaming [BUDGET_SECONDS]
-///     swift run -c release cloud-benchmark fleet --local-model GGUF [--requests N]
+///     swift run -c release cloud-benchmark fleet --local-model GGUF
 ///     swift run -c release cloud-benchmark template-parity --local-model GGUF
 ///     swift run -c release cloud-benchmark hedging [--requests N]
 ///
@@ -55,12 +55,12 @@ struct CloudBenchmark {
       return
     }
     if CommandLine.arguments.dropFirst().first == "fleet" {
-      // `cloud-benchmark fleet --local-model GGUF [--requests N]`: llama-server figures.
+      // `cloud-benchmark fleet --local-model GGUF`: issue 22's remote clients at scale.
       let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
       guard let model = arguments.localModelPath else {
         throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
       }
-      try await FleetBenchmark.run(modelPath: model, requests: min(arguments.requests, 200))
+      try await FleetBenchmark.run(modelPath: model)
       return
     }
     if CommandLine.arguments.dropFirst().first == "hedging" {

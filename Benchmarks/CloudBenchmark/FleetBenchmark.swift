@@ -11,110 +11,84 @@ import Synchronization
   import FoundationNetworking
 #endif
 
-/// `cloud-benchmark fleet --local-model GGUF [--requests N]`: the
-/// OpenAI-compatible backend against a real llama-server (`-np 4`) on
-/// loopback.
+/// `cloud-benchmark fleet --local-model GGUF`: the remote backends with many
+/// requests in flight, beside curl doing the same requests in the same run.
 ///
-/// What the client costs over curl doing the same requests (unary and
-/// streamed, sequential and 32 in flight; one-token answers, so the server's
-/// work is small and the same on both sides). The tokens/s of sessions at
-/// once through llama-server beside the in-process model is
-/// `local-benchmark concurrent`.
+/// For each server and each number in flight (32, 128): a fresh client sends
+/// that many requests at once (cold: every one opens its connection), then
+/// three times as many with that many in flight (warm: the connections are
+/// up). curl does the same in one `--parallel` run, split by whether a
+/// transfer opened a connection (`%{num_connects}`). Servers: llama-server
+/// `-np 4` with an HTTP pool larger than the most in flight, the same with
+/// its default pool (issue 22's hypothesis), and the loopback Gemini server.
+/// One-token answers, so the server's work is small and the same on both
+/// sides. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
+/// (`RequestOptions.maximumConnectionsPerHost`, default 32).
 enum FleetBenchmark {
-  static func run(modelPath: String, requests: Int) async throws {
+  static let inFlight = [32, 128]
+  /// Every request's deadline; a request past it fails and is counted.
+  static let deadline = Duration.seconds(30)
+  static let options = RequestOptions(
+    timeout: deadline, retryPolicy: .none,
+    maximumConnectionsPerHost: ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? 32)
+
+  static func run(modelPath: String) async throws {
     let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    let server = try await LlamaServerProcess(
-      model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads)
-    defer { server.stop() }
-    let fleet = OpenAICompatibleModel(
-      name: "fleet-model", baseURL: server.baseURL, apiKey: nil,
-      requestOptions: RequestOptions(timeout: .seconds(30), retryPolicy: .none), logHandler: .silent)
-    let oneToken = ModelRequest(
-      transcript: Transcript(entries: [.prompt("Hi")]),
-      options: .gemini(GenerationConfig(temperature: 0, maxOutputTokens: 1)))
-    for _ in 0..<10 { _ = try await fleet.respond(to: oneToken) }  // warm up
-    // First, so that a stall of the client below (see RESULTS.md) does not hide it.
-    var bareRequest = URLRequest(url: server.baseURL.appendingPathComponent("chat/completions"))
-    bareRequest.httpMethod = "POST"
-    bareRequest.httpBody = Data(
-      #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1}"#.utf8)
-    bareRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    let bare = BareURLSession(request: bareRequest)
-    let bareSession = bare.makeSession()
-    defer { bareSession.finishTasksAndInvalidate() }
-    let bareUnary32 = try await CloudBenchmark.measure(requests, concurrency: 32) { await bare.post(on: bareSession) }
-    FileHandle.standardError.write(
-      Data("fleet: bare URLSession, 32 in flight: median \(format(bareUnary32.median)) ms\n".utf8))
-
-    // A request that fails (its 30 s deadline) counts with the time it took.
-    let failures = Atomic<Int>(0)
-    let unary = try await CloudBenchmark.measure(requests, concurrency: 1) {
-      do { _ = try await fleet.respond(to: oneToken) } catch { failures.add(1, ordering: .relaxed) }
+    var rows: [FleetRow] = []
+    for pool in [HTTPPool.large, .default] {
+      let server = try await LlamaServerProcess(
+        model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads,
+        extraArguments: pool.arguments)
+      defer { server.stop() }
+      let target = FleetTarget.openAI(server: server)
+      try await target.warmUp()
+      for count in pool == .large ? inFlight : [32] {
+        rows += try await measure(target, inFlight: count, pool: pool)
+      }
     }
-    let unaryFailed = failures.exchange(0, ordering: .relaxed)
-    let unary32 = try await CloudBenchmark.measure(requests, concurrency: 32) {
-      do { _ = try await fleet.respond(to: oneToken) } catch { failures.add(1, ordering: .relaxed) }
-    }
-    let unary32Failed = failures.exchange(0, ordering: .relaxed)
-    let streamed = try await CloudBenchmark.measure(requests, concurrency: 1) {
-      do { for try await _ in fleet.streamResponse(to: oneToken) {} } catch { failures.add(1, ordering: .relaxed) }
-    }
-    let streamedFailed = failures.exchange(0, ordering: .relaxed)
-    let streamed32 = try await CloudBenchmark.measure(requests, concurrency: 32) {
-      do { for try await _ in fleet.streamResponse(to: oneToken) {} } catch { failures.add(1, ordering: .relaxed) }
-    }
-    let streamed32Failed = failures.exchange(0, ordering: .relaxed)
-    let url = server.baseURL.appendingPathComponent("chat/completions").absoluteString
-    let body = #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1"#
-    let curlUnary = try curl(url: url, body: body + "}", requests: requests, parallel: 1)
-    let curlUnary32 = try curl(url: url, body: body + "}", requests: requests, parallel: 32)
-    let streamBody = body + #","stream":true,"stream_options":{"include_usage":true}}"#
-    let curlStreamed = try curl(url: url, body: streamBody, requests: requests, parallel: 1)
-    let curlStreamed32 = try curl(url: url, body: streamBody, requests: requests, parallel: 32)
-
-    print("## OpenAI-compatible client beside curl (llama-server -np 4, one-token answers, \(requests) requests)")
-    print()
-    print("| path | client median ms | curl median ms | overhead ms | client requests failed |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for (name, ours, theirs, failed) in [
-      ("unary, sequential", unary, curlUnary, unaryFailed),
-      ("unary, 32 in flight", unary32, curlUnary32, unary32Failed),
-      ("streamed, sequential", streamed, curlStreamed, streamedFailed),
-      ("streamed, 32 in flight", streamed32, curlStreamed32, streamed32Failed),
-      ("unary, 32 in flight, bare URLSession (no library)", bareUnary32, curlUnary32, 0),
-    ] {
-      print(
-        "| \(name) | \(format(ours.median)) | \(format(theirs.median)) | \(format(ours.median - theirs.median)) | \(failed) |"
-      )
-    }
-    print()
+    let gemini = try LoopbackServer()
+    defer { gemini.stop() }
+    let target = FleetTarget.gemini(server: gemini)
+    try await target.warmUp()
+    for count in inFlight { rows += try await measure(target, inFlight: count, pool: nil) }
+    print(FleetRow.markdown(rows))
   }
 
-  /// curl doing `requests` POSTs of `body` (`parallel` at once), each
-  /// transfer's total time in milliseconds.
-  static func curl(url: String, body: String, requests: Int, parallel: Int) throws -> Measurement {
-    let config = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString).curl")
-    defer { try? FileManager.default.removeItem(at: config) }
-    let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-    let one =
-      "url = \"\(url)\"\ndata = \"\(escaped)\"\nheader = \"Content-Type: application/json\"\n"
-      + "output = \"/dev/null\"\nwrite-out = \"%{time_total}\\n\"\n"
-    try (Array(repeating: one, count: requests).joined(separator: "next\n")).write(
-      to: config, atomically: true, encoding: .utf8)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments =
-      ["curl", "-s", "--config", config.path] + (parallel > 1 ? ["--parallel", "--parallel-max", "\(parallel)"] : [])
-    let output = Pipe()
-    process.standardOutput = output
-    let start = ContinuousClock.now
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let latencies = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Double($0) }
-      .map { $0 * 1000 }
-    return Measurement(latencies: latencies, wall: milliseconds(ContinuousClock.now - start))
+  /// The client's, the bare URLSession's and curl's rows for one server at
+  /// `inFlight`, cold and warm.
+  static func measure(_ target: FleetTarget, inFlight: Int, pool: HTTPPool?) async throws -> [FleetRow] {
+    let client = try await target.clientRun(inFlight: inFlight)
+    let bare = try await target.bareRun(inFlight: inFlight)
+    let curl = try target.curlRun(inFlight: inFlight)
+    let server = target.serverName + (pool.map { ", \($0.label)" } ?? "")
+    return [
+      FleetRow(
+        server: server, clientName: target.clientName, inFlight: inFlight, phase: "cold", client: client.cold,
+        bare: bare.cold, curl: curl.cold, connections: client.connections, curlConnections: curl.connections,
+        failed: client.coldFailed, curlFailed: curl.failed),
+      FleetRow(
+        server: server, clientName: target.clientName, inFlight: inFlight, phase: "warm", client: client.warm,
+        bare: bare.warm, curl: curl.warm, connections: client.connections, curlConnections: curl.connections,
+        failed: client.warmFailed, curlFailed: 0),
+    ]
+  }
+}
+
+/// llama-server's HTTP thread pool for a run.
+enum HTTPPool: Equatable {
+  /// `--threads-http` above the most requests in flight.
+  case large
+  /// llama-server's own choice, `max(np + 2, cores - 1)`.
+  case `default`
+
+  /// More threads than requests in flight, and a few for idle keep-alives.
+  static let largeThreads = 160
+
+  var arguments: [String] {
+    self == .large ? ["--threads-http", "\(Self.largeThreads)"] : []
   }
 
-  static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+  var label: String {
+    self == .large ? "--threads-http \(Self.largeThreads)" : "default HTTP pool"
+  }
 }

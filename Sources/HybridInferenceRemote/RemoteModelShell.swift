@@ -40,7 +40,7 @@ package struct RemoteModelShell: Sendable {
         $0, keyPlacement: keyPlacement, metadataHost: environment["GCE_METADATA_HOST"], options: requestOptions,
         log: log)
     }
-    self.transport = HTTPTransport()
+    self.transport = HTTPTransport(maximumConnectionsPerHost: requestOptions.maximumConnectionsPerHost)
   }
 
   /// The key, when the credential is one.

@@ -51,6 +51,13 @@ public struct RequestOptions: Sendable, Hashable {
   /// without encoding it, and a server's 400 or 413 after a long upload is
   /// not how the app finds out. Files past it go by URI (`Attachment.file`).
   public var maximumInlineMediaBytes: Int
+  /// The most TCP connections the model keeps open to its server at once
+  /// (every copy of the model shares them); requests beyond it wait for one
+  /// to come free. Clamped to 1...1024.
+  ///
+  /// Set it to the most requests the app has in flight to one server, so
+  /// that none waits for a connection while the server could take it.
+  public var maximumConnectionsPerHost: Int
 
   /// The default `maximumResponseBytes`: 32 MiB, far above any text answer
   /// (a response with inline images at Gemini's output limits stays below it).
@@ -63,6 +70,8 @@ public struct RequestOptions: Sendable, Hashable {
   /// limits of their own, which the server enforces). OpenAI's own API takes
   /// less per request (about 50 MB); lower it for such a server.
   public static let defaultMaximumInlineMediaBytes = 100_000_000
+  /// The default `maximumConnectionsPerHost`.
+  public static let defaultMaximumConnectionsPerHost = 32
 
   /// Options with the given limits.
   /// - Parameters:
@@ -75,12 +84,14 @@ public struct RequestOptions: Sendable, Hashable {
   ///   - maximumResponseBytes: 32 MiB by default.
   ///   - maximumEventBytes: 16 MiB by default.
   ///   - maximumInlineMediaBytes: 100 MB encoded by default.
+  ///   - maximumConnectionsPerHost: `defaultMaximumConnectionsPerHost` by default.
   public init(
     timeout: Duration = .seconds(300), connectTimeout: Duration = .seconds(15),
     retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
     maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
     maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes,
-    maximumInlineMediaBytes: Int = RequestOptions.defaultMaximumInlineMediaBytes
+    maximumInlineMediaBytes: Int = RequestOptions.defaultMaximumInlineMediaBytes,
+    maximumConnectionsPerHost: Int = RequestOptions.defaultMaximumConnectionsPerHost
   ) {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
@@ -89,5 +100,6 @@ public struct RequestOptions: Sendable, Hashable {
     self.maximumResponseBytes = maximumResponseBytes
     self.maximumEventBytes = maximumEventBytes
     self.maximumInlineMediaBytes = maximumInlineMediaBytes
+    self.maximumConnectionsPerHost = maximumConnectionsPerHost
   }
 }

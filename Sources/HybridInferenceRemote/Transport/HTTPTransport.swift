@@ -52,11 +52,24 @@ package struct ResponseHead: Sendable, Hashable {
 package final class HTTPTransport: Sendable {
   private let session: URLSession
   private let router: TaskRouter
+  /// The session's connection limit per host, as clamped.
+  package let maximumConnectionsPerHost: Int
 
-  package init(maximumConnectionsPerHost: Int = 32, redirectPolicy: RedirectPolicy = .sameOriginOnly) {
+  /// The most connections per host a transport opens, whatever it is asked:
+  /// each is a socket and a libcurl handle.
+  package static let connectionLimitRange = 1...1024
+
+  package init(
+    maximumConnectionsPerHost: Int = RequestOptions.defaultMaximumConnectionsPerHost,
+    redirectPolicy: RedirectPolicy = .sameOriginOnly
+  ) {
     let router = TaskRouter(redirectPolicy: redirectPolicy)
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+    // 0 would be libcurl's "no limit"; the range keeps it a limit.
+    let limit = min(
+      max(maximumConnectionsPerHost, Self.connectionLimitRange.lowerBound), Self.connectionLimitRange.upperBound)
+    self.maximumConnectionsPerHost = limit
+    configuration.httpMaximumConnectionsPerHost = limit
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     configuration.urlCache = nil
     configuration.httpCookieStorage = nil
