@@ -3,15 +3,24 @@ import CLlama
 /// What `FlashAttention.automatic` turns into: a rule on facts known at load,
 /// no timing at run time.
 ///
-/// The rule, from llama-bench `-fa 0` against `-fa 1` on a 2-core Xeon (the
-/// figures are in Benchmarks/RESULTS.md, "Attention at depth"): on the CPU
-/// backend the fused kernel pays off only for wide attention heads. SmolLM2
-/// (heads 64 wide) and the tiny test model (16) decode faster with it off at
-/// every depth, by 2-3x at 1,024 tokens; Gemma 3 270M (256) is as fast or
-/// faster with it on. A rule and not a calibration: it is free, the same on
-/// every run (a calibration of a few decode steps reads the noise of shared
-/// cores as often as the difference), and it gives the prompt cache a key that
-/// does not change from one process to the next.
+/// The rule, from llama-bench `-fa 0` against `-fa 1` (Benchmarks/RESULTS.md
+/// §1d, `scripts/attention-rule-data.sh`): on the CPU backend the fused kernel
+/// pays off deep into a conversation only for wide attention heads. Heads 64
+/// wide (SmolLM2) decode 2.3-2.7x faster with it off at 1,024 tokens on a
+/// 2-core Intel Xeon, and tie on an AMD EPYC (where it is on that gains at
+/// shallow depth, up to 10%); 96 wide lose 23-25% with it on at 1,024-3,000
+/// tokens on the EPYC; 128, 192 and 256 wide gain with it on there (+4% and
+/// +17% at 1,024 tokens for random-weight llamas 128 and 256 wide, +14% and
+/// +34% at 1,024 and 3,000 for SmolLM2's weights in heads 192 wide), and
+/// Gemma 3 270M (256) is even or a little faster with it on on both. No one
+/// setting is right for 64-wide heads on both CPUs; off loses at most 10% on
+/// one and wins 2.7x on the other, so narrow heads get it off.
+///
+/// A rule and not a calibration: it is free, the same on every run (a few
+/// decode steps timed at load read the noise of shared cores as often as the
+/// difference, and filling a KV cache to a depth where attention matters
+/// costs a second or more), and it gives the prompt cache a key that does not
+/// change from one process to the next.
 ///
 /// A GPU backend keeps llama.cpp's own choice (`LLAMA_FLASH_ATTN_TYPE_AUTO`,
 /// on where the device supports it): nothing here was measured there.
