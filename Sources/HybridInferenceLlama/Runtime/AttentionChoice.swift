@@ -7,13 +7,13 @@ import CLlama
 /// §1d, `scripts/attention-rule-data.sh`): on the CPU backend the fused kernel
 /// pays off deep into a conversation only for wide attention heads. Heads 64
 /// wide (SmolLM2) decode 2.3-2.7x faster with it off at 1,024 tokens on a
-/// 2-core Intel Xeon, and tie on an AMD EPYC (where it is on that gains at
-/// shallow depth, up to 10%); 96 wide lose 23-25% with it on at 1,024-3,000
+/// 2-core Intel Xeon, and are even to 11% faster with it on on an AMD EPYC;
+/// 96 wide lose 23-25% with it on at 1,024-3,000
 /// tokens on the EPYC; 128, 192 and 256 wide gain with it on there (+4% and
 /// +17% at 1,024 tokens for random-weight llamas 128 and 256 wide, +14% and
 /// +34% at 1,024 and 3,000 for SmolLM2's weights in heads 192 wide), and
 /// Gemma 3 270M (256) is even or a little faster with it on on both. No one
-/// setting is right for 64-wide heads on both CPUs; off loses at most 10% on
+/// setting is right for 64-wide heads on both CPUs; off loses at most 11% on
 /// one and wins 2.7x on the other, so narrow heads get it off.
 ///
 /// A rule and not a calibration: it is free, the same on every run (a few
