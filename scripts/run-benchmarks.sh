@@ -25,6 +25,12 @@ step "streamed decode beside llama-bench tg128 (threads $THREADS, then 1)"
 "$BIN/local-benchmark" decode "$MODEL" "$LLAMA_BENCH" "$THREADS" "$RUNS" | tee "$OUT/decode"
 "$BIN/local-benchmark" decode "$MODEL" "$LLAMA_BENCH" 1 "$RUNS" | tee -a "$OUT/decode"
 
+step "decode at depth 0/256/1,024/3,000 beside llama-bench -fa 0 and -fa 1, a 10-turn chat, prefill at the library's setting"
+"$BIN/local-benchmark" depth "$MODEL" "$LLAMA_BENCH" "$THREADS" "${BENCH_DEPTH_RUNS:-3}" | tee "$OUT/depth"
+
+step "flash attention -fa 0 / -fa 1 by attention head width (the data of FlashAttention.automatic; BENCH_GEMMA=<gemma-3-270m.gguf> adds Gemma 3 270M)"
+LLAMA_BENCH_BIN="$LLAMA_BENCH" scripts/attention-rule-data.sh "${BENCH_GEMMA:-}" | tee "$OUT/rule"
+
 step "sessions answering at once: 1, 4, 16, beside llama-server -np 4"
 "$BIN/local-benchmark" concurrent "$MODEL" "$THREADS" "${BENCH_CONCURRENT_RUNS:-5}" | tee "$OUT/concurrent"
 
@@ -124,6 +130,15 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "and 0.95-0.98 at 1; under perf, the library's own code (Swift, the scheduler, sampling"
     echo "glue) is under 1% of the samples of a streamed decode, the rest is ggml's compute."
     echo
+    echo "## 1d. Attention at depth (issue 22, goals: streamed decode >= 0.95x the faster of llama-bench -fa 0 / -fa 1 at each depth and at every turn of a chat; prefill >= 0.95x pp512 at the same setting)"
+    echo
+    echo "- CPU: $CPU_MODEL (lscpu \"Model name\"), $(getconf _NPROCESSORS_ONLN) CPUs"
+    echo "- Ours: \`LocalSystemModel(contextSize: 4096)\` with \`flashAttention: .automatic\`, a new session per depth, \`streamResponse\`, greedy, timed from the first snapshot to the last; llama-bench \`-p 0 -n 128 -d <our prompt's tokens> -fa 0|1 -r 1\`, alternated with ours"
+    echo; echo '```'; cat "$OUT/depth"; echo '```'; echo
+    echo "### What .automatic is decided from: llama-bench by attention head width"
+    echo
+    echo "Copies of a model with the same weights split into wider or narrower heads (scripts/attention-rule-data.sh): the matrix products are unchanged, only attention differs."
+    echo; cat "$OUT/rule"; echo
     echo "## 1c. Sessions answering at once (issue 14, goal 2: 4 sessions >= 1.3x one; 16 not slower than 4)"
     echo; echo '```'; cat "$OUT/concurrent"; echo '```'; echo
     echo "Reading these: the sessions of one model value share one llama context, a sequence"

@@ -11,16 +11,18 @@ enum LlamaBench {
   /// llama.cpp's defaults otherwise (weights repacked, as in the library).
   /// `depth` tokens are in the KV cache before the test (`-d`): a decode
   /// after a prompt attends to it, and attention is a tenth of a token's time.
+  /// `flashAttention` is `-fa` (0 or 1; nil leaves llama-bench's default).
   static func run(
     executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int, prompt: Int = 512,
-    depth: Int = 0
+    generate: Int = 128, depth: Int = 0, flashAttention: Int? = nil
   ) throws -> Figures {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = [
-      "-m", model, "-p", "\(prompt)", "-n", "128", "-t", "\(threads)", "-b", "\(batchSize)",
-      "-ub", "\(batchSize)", "-r", "\(repetitions)", "-d", "\(depth)", "-o", "json",
-    ]
+    process.arguments =
+      [
+        "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
+        "-ub", "\(batchSize)", "-r", "\(repetitions)", "-d", "\(depth)", "-o", "json",
+      ] + (flashAttention.map { ["-fa", "\($0)"] } ?? [])
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice

@@ -17,6 +17,7 @@ import HybridInferenceRemote
 //   local-benchmark grammar <model.gguf> [threads] [runs]
 //   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   (issue 14: streamed decode)
 //   local-benchmark concurrent <model.gguf> [threads] [runs]   (issue 14: 1, 4, 16 sessions, beside llama-server -np 4)
+//   local-benchmark depth <model.gguf> <llama-bench> [threads] [runs]   (issue 22: decode at depth, -fa 0 / -fa 1, a 10-turn chat)
 //   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
 
 let arguments = CommandLine.arguments
@@ -115,6 +116,11 @@ do {
     print(
       "context switches per token: streamed \(format(median(streamed.map(\.switchesPerToken)), 2)), respond \(format(median(responded.map(\.switchesPerToken)), 2))"
     )
+  case "depth":
+    guard arguments.count >= 4 else { throw BenchmarkError("depth needs the llama-bench path") }
+    let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2
+    let runs = arguments.count > 5 ? Int(arguments[5]) ?? 3 : 3
+    try await DepthBenchmark.run(modelPath: path, llamaBench: arguments[3], threads: threads, runs: runs)
   case "promptcache":
     let runs = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
     try await PromptCacheBenchmark.run(modelPath: path, runs: runs)

@@ -1,3 +1,4 @@
+import CLlama
 import HybridInferenceCore
 import HybridInferenceJinja
 
@@ -48,7 +49,10 @@ extension LocalSystemModel {
     return BatchedContext.Settings(
       contextSize: contextSize, batchSize: min(max(1, batchSize), contextSize),
       threads: min(max(1, threads), Self.maximumThreads),
-      sequences: sequenceCount)
+      sequences: sequenceCount,
+      flashAttention: AttentionChoice.decide(
+        flashAttention,
+        facts: AttentionChoice.Facts(headSize: model.attentionHeadSize, offloadsToGPU: llama_supports_gpu_offload())))
   }
 
   /// Memory the model needs: the weights unless already loaded, plus the KV

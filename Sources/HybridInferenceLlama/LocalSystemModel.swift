@@ -48,6 +48,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// Where the prompt state of each turn is saved, for sessions of this or
   /// another process whose prompt starts the same; nil keeps it in memory only.
   public let promptCache: PromptCache?
+  /// Whether llama.cpp uses its fused flash-attention kernel; `.automatic`
+  /// decides from the model's attention head size and the backend when the
+  /// context is made (`FlashAttention`).
+  public let flashAttention: FlashAttention
 
   private let fileCheck: ModelFileCheck
   private let handle: LoadedModelHandle
@@ -55,14 +59,17 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
   /// first `availability`, `prepare()` or request. With a `promptCache`, each
   /// turn's prompt state is saved there and loaded by any context whose
-  /// prompt starts with it (`PromptCache`).
+  /// prompt starts with it (`PromptCache`). `flashAttention` forces llama.cpp's
+  /// fused attention kernel on or off; `.automatic` picks the faster one for
+  /// the model on this backend.
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
     parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
-    promptCache: PromptCache? = nil
+    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic
   ) {
     self.allowsGenericToolFormat = allowsGenericToolFormat
     self.promptCache = promptCache
+    self.flashAttention = flashAttention
     self.modelPath = modelPath
     self.contextSize = contextSize
     self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount

@@ -35,6 +35,16 @@ struct GGUFFile: Sendable, Equatable {
     architecture.flatMap { metadata["\($0).\(key)"]?.integer }
   }
 
+  /// The width of one attention head: `attention.key_length`, else embedding
+  /// size / heads, as llama.cpp reads it; nil when the header has neither.
+  var attentionHeadSize: Int? {
+    if let keyLength = architectureInteger("attention.key_length") { return keyLength }
+    guard let embedding = architectureInteger("embedding_length"),
+      let heads = architectureInteger("attention.head_count"), heads > 0
+    else { return nil }
+    return embedding / heads
+  }
+
   /// Bytes of KV cache per token of context (keys and values, f16), from the
   /// header; nil when the header lacks the shape, `Int.max` when it does not
   /// fit an `Int` (such a model needs more memory than any machine has).

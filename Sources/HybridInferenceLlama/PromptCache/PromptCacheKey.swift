@@ -34,10 +34,11 @@ struct PromptCacheKey: Sendable, Equatable {
   }
 
   /// The key of a context made from `llama_context_default_params()`'s KV
-  /// types and attention setting, as `BatchedContext.makeContext` makes them.
-  init(model: ModelFingerprint) {
+  /// types and the decided attention setting, as `BatchedContext.makeContext`
+  /// makes them.
+  init(model: ModelFingerprint, flashAttention: llama_flash_attn_type) {
     let params = llama_context_default_params()
-    self.init(model: model, typeK: params.type_k, typeV: params.type_v, flashAttention: params.flash_attn_type)
+    self.init(model: model, typeK: params.type_k, typeV: params.type_v, flashAttention: flashAttention)
   }
 
   /// The linked llama.cpp, read once.

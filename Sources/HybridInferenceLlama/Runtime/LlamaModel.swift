@@ -20,6 +20,8 @@ final class LlamaModel: @unchecked Sendable {
   let template: ChatTemplate
   /// The context length the model was trained with.
   let trainedContextLength: Int
+  /// The width of one attention head, for `AttentionChoice`.
+  let attentionHeadSize: Int?
   let pointer: OpaquePointer
   let vocab: OpaquePointer
   /// The one lazily built piece of state, behind its own lock.
@@ -76,6 +78,7 @@ final class LlamaModel: @unchecked Sendable {
       template: chatTemplate, bosToken: Self.text(of: llama_vocab_bos(vocab), in: vocab),
       eosToken: Self.text(of: llama_vocab_eos(vocab), in: vocab))
     self.trainedContextLength = Int(llama_model_n_ctx_train(loaded))
+    self.attentionHeadSize = file.attentionHeadSize
   }
 
   /// A special token's text (`<|im_start|>`), as transformers binds `bos_token`; empty when the vocabulary has none.

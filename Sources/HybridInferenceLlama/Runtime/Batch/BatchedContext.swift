@@ -31,6 +31,8 @@ final class BatchedContext: @unchecked Sendable {
     var threads: Int
     /// The most requests decoded together, each on a sequence of its own.
     var sequences: Int
+    /// Flash attention as given to llama.cpp, already decided (`AttentionChoice`).
+    var flashAttention: AttentionChoice.Decision
   }
 
   /// What the scheduler has decoded, for tests and benchmarks.
@@ -85,7 +87,9 @@ final class BatchedContext: @unchecked Sendable {
     self.model = model
     self.settings = settings
     self.promptCache = promptCache
-    self.cacheKey = promptCache.map { _ in PromptCacheKey(model: model.fingerprint) }
+    self.cacheKey = promptCache.map { _ in
+      PromptCacheKey(model: model.fingerprint, flashAttention: settings.flashAttention.type)
+    }
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
     self.batch = llama_batch_init(Int32(settings.batchSize), 0, 1)
@@ -205,13 +209,17 @@ final class BatchedContext: @unchecked Sendable {
     params.n_threads = Int32(settings.threads)
     params.n_threads_batch = Int32(settings.threads)
     params.no_perf = true
-    // The KV types and flash attention stay llama.cpp's defaults: the prompt
-    // cache's key (`PromptCacheKey(model:)`) reads them from there too.
+    // The KV types stay llama.cpp's defaults and flash attention is the
+    // decided one: the prompt cache's key (`PromptCacheKey(model:flashAttention:)`)
+    // reads the same.
+    params.flash_attn_type = settings.flashAttention.type
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
     guard let context = llama_init_from_model(model.pointer, params) else {
       throw .generationFailed("llama.cpp could not create a context of \(share * sequences) tokens")
     }
+    LlamaBackend.logSink.current.log(
+      LogRecord(level: .info, category: .local, message: "flash attention \(settings.flashAttention.reason)"))
     if promptCache != nil {
       let tag = Self.stateTag(of: context)
       stateTag.withLock { $0 = tag }
