@@ -11,7 +11,13 @@ import XCTest
 /// this test when they land), unchanged, compile against the library and run
 /// on the tiny model with the cloud a closed port.
 final class SessionContractSnippetTests: XCTestCase {
-  func testDesignSessionSnippet_compilesAndRuns() async throws {
+  /// What §8 continues from (§1 and §6): the tiny model, a cloud at a
+  /// closed port, a session that has answered "Hello" on the device, and
+  /// that answer. ThirdContractSnippetTests starts from it too.
+  static func afterFirstAnswer() async throws -> (
+    local: LocalSystemModel, cloud: CloudGeminiModel, session: GenerativeModelSession,
+    response: GenerativeModelSession.Response
+  ) {
     let local = try LocalTestModels.tiny(contextSize: 512)
     let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite", apiKey: "unused",
                                  baseURL: URL(string: "http://127.0.0.1:9"))
@@ -20,6 +26,11 @@ final class SessionContractSnippetTests: XCTestCase {
     let options = HybridGenerationOptions.hybrid(
       gemini: nil, foundationModels: GenerationOptions(sampling: .greedy, maximumResponseTokens: 8))
     let response = try await session.respond(to: "Hello", options: options)
+    return (local, cloud, session, response)
+  }
+
+  func testDesignSessionSnippet_compilesAndRuns() async throws {
+    let (local, cloud, session, response) = try await Self.afterFirstAnswer()
     let (resumed, long) = try await sessionSnippet(
       session: session, local: local, cloud: cloud, response: response)
     XCTAssertEqual(resumed.transcript, session.transcript)

@@ -14,14 +14,7 @@ import XCTest
 /// MediaContractSnippetTests, FallbackPolicyTests, CloudVertexTests).
 final class ThirdContractSnippetTests: XCTestCase {
   func testDesignThirdSnippet_compiles_andRunsUpToItsPlaceholderPhoto() async throws {
-    let local = try LocalTestModels.tiny(contextSize: 512)
-    let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite", apiKey: "unused",
-                                 baseURL: URL(string: "http://127.0.0.1:9"))
-    let session = GenerativeModelSession(model: .hybridModel(primary: local, secondary: cloud),
-                                         instructions: "You help travellers.", logHandler: .silent)
-    let options = HybridGenerationOptions.hybrid(
-      gemini: nil, foundationModels: GenerationOptions(sampling: .greedy, maximumResponseTokens: 8))
-    let response = try await session.respond(to: "Hello", options: options)
+    let (local, cloud, session, response) = try await SessionContractSnippetTests.afterFirstAnswer()
     do {
       try await thirdSnippet(local: local, cloud: cloud, session: session, response: response)
       XCTFail("the snippet's empty photo was sent")

@@ -34,17 +34,7 @@ final class PromptCacheDamageTests: XCTestCase {
     let model = LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
       promptCache: cache)
-    let log = Locked<[String]>([])
-    let request = ModelRequest(
-      transcript: transcript, options: greedy,
-      logHandler: LogHandler { record in log.withLock { $0.append(record.message) } })
-    var text = ""
-    var cached = -1
-    for try await delta in model.streamResponse(to: request) {
-      text += delta.text
-      if let usage = delta.usageMetadata { cached = usage.cachedContentTokenCount ?? -1 }
-    }
-    return (text, cached, log.withLock { $0 })
+    return try await PromptCacheTests.answer(transcript, on: model, options: greedy)
   }
 
   /// Rewrites `bytes`' header checksum (and the state's, when `state` is

@@ -48,7 +48,9 @@ final class PromptCacheTests: XCTestCase {
     try await Self.answer(transcript, on: model, options: greedy)
   }
 
-  private static func answer(
+  /// Streams `transcript` on `model`: the text, the tokens that came from a
+  /// cache, and the log. PromptCacheDamageTests asks with it too.
+  static func answer(
     _ transcript: Transcript, on model: LocalSystemModel, options: HybridGenerationOptions
   ) async throws -> (text: String, cached: Int, log: [String]) {
     let log = Locked<[String]>([])
