@@ -34,8 +34,8 @@ public func fuzzResponse(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   }
   let key = APIKey("AIzaSy-fuzz-key")
   let status = 400 + count % 200
-  _ = RemoteErrorMapping.apiError(status: status, contentType: "application/json", body: data, apiKey: key)
-  _ = RemoteErrorMapping.streamError(data, apiKey: key)
+  _ = RemoteErrorMapping.apiError(status: status, contentType: "application/json", body: data, secrets: key)
+  _ = RemoteErrorMapping.streamError(data, secrets: key)
   _ = try? decoder.decode(CountTokensResponse.self, from: data)
   return 0
 }
