@@ -11,7 +11,7 @@ import HybridInferenceRemote
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
 ///     swift run -c release cloud-benchmark streaming [BUDGET_SECONDS]
-///     swift run -c release cloud-benchmark fleet --local-model GGUF
+///     swift run -c release cloud-benchmark fleet --local-model GGUF [--transport urlSession|automatic] [--only fleet]
 ///     swift run -c release cloud-benchmark template-parity --local-model GGUF
 ///     swift run -c release cloud-benchmark hedging [--requests N]
 ///
@@ -60,8 +60,21 @@ struct CloudBenchmark {
       guard let model = arguments.localModelPath else {
         throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
       }
-      try await FleetBenchmark.run(modelPath: model)
+      try await FleetBenchmark.run(
+        modelPath: model, transport: arguments.transport, onlyFleetServer: arguments.only == "fleet")
       return
+    }
+    if CommandLine.arguments.dropFirst().first == "fleet-loop" {
+      // `cloud-benchmark fleet-loop client|bare|openai|openai-bare [N] [ROUNDS]`: one path only, for perf.
+      let arguments = Array(CommandLine.arguments.dropFirst(2))
+      try await FleetBenchmark.loop(
+        arguments.first ?? "client", inFlight: arguments.dropFirst().first.flatMap(Int.init) ?? 32,
+        rounds: arguments.dropFirst(2).first.flatMap(Int.init) ?? 20)
+      return
+    }
+    if CommandLine.arguments.dropFirst().first == "fleet-server" {
+      // The fleet benchmark's loopback server, as its child process.
+      try FleetServer.serve()
     }
     if CommandLine.arguments.dropFirst().first == "hedging" {
       // `cloud-benchmark hedging [--requests N]`: issue 25's hedged requests.
@@ -216,6 +229,10 @@ struct Arguments {
   var streams = 20
   /// A GGUF for the prefer-cloud-offline figure; without it that figure is skipped.
   var localModelPath: String?
+  /// `fleet --transport urlSession|automatic`: the client path measured.
+  var transport = FleetTransport.urlSession
+  /// `fleet --only fleet`: only the fleet server's rows.
+  var only: String?
   /// `dead-link`: only the dead-link figures.
   var deadLinkOnly = false
   var commandLine: String
@@ -235,6 +252,13 @@ struct Arguments {
       case "--requests": requests = value ?? requests
       case "--concurrency": concurrency = value ?? concurrency
       case "--streams": streams = value ?? streams
+      case "--transport":
+        guard let parsed = argument.flatMap(FleetTransport.init(rawValue:)) else {
+          FileHandle.standardError.write(Data("--transport is urlSession or automatic\n".utf8))
+          exit(2)
+        }
+        transport = parsed
+      case "--only": only = argument
       default: FileHandle.standardError.write(Data("ignoring \(flag)\n".utf8))
       }
     }

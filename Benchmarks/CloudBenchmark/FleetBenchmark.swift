@@ -11,47 +11,82 @@ import Synchronization
   import FoundationNetworking
 #endif
 
-/// `cloud-benchmark fleet --local-model GGUF`: the remote backends with many
-/// requests in flight, beside curl doing the same requests in the same run.
+/// `cloud-benchmark fleet --local-model GGUF [--transport urlSession|automatic] [--only fleet]`:
+/// the remote backends with many requests in flight, beside curl doing the
+/// same requests in the same run.
 ///
 /// For each server and each number in flight (32, 128): a fresh client sends
 /// that many requests at once (cold: every one opens its connection), then
 /// three times as many with that many in flight (warm: the connections are
-/// up). curl does the same in one `--parallel` run, split by whether a
-/// transfer opened a connection (`%{num_connects}`). Servers: llama-server
-/// `-np 4` with an HTTP pool larger than the most in flight, the same with
-/// its default pool (issue 22's hypothesis), and the loopback Gemini server.
-/// One-token answers, so the server's work is small and the same on both
-/// sides. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
-/// (`RequestOptions.maximumConnectionsPerHost`, default 32).
+/// up); a bare delegate URLSession does the same (the floor under the
+/// library); curl does the same as N processes (`CurlFleet`). Servers:
+/// llama-server `-np 4` with an HTTP pool larger than the most in flight,
+/// the same with its default pool (issue 22's hypothesis), and the fleet
+/// server (`FleetServer`, a loopback server cheap enough to take 128 in
+/// flight) answering as Gemini and as an OpenAI-compatible server.
+/// One-token answers, so the server's work is small and the same on every
+/// side. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
+/// (`RequestOptions.maximumConnectionsPerHost`, default 32); `--only fleet`
+/// skips llama-server (seconds instead of minutes).
 enum FleetBenchmark {
   static let inFlight = [32, 128]
   /// Every request's deadline; a request past it fails and is counted.
   static let deadline = Duration.seconds(30)
+  /// TRANSPORT SWITCH: once the library has a transport option (helper
+  /// "http"'s own HTTP/1.1 client for http://), `--transport` (parsed into
+  /// `FleetTransport`, passed to `run`) goes into these options, and
+  /// `FleetTransport.isAvailable` is true for `.automatic`.
   static let options = RequestOptions(
     timeout: deadline, retryPolicy: .none,
     maximumConnectionsPerHost: ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? 32)
 
-  static func run(modelPath: String) async throws {
+  static func run(modelPath: String, transport: FleetTransport, onlyFleetServer: Bool) async throws {
+    guard transport.isAvailable else {
+      throw BenchmarkError("--transport \(transport.rawValue) is not in this build of the library yet")
+    }
     let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     var rows: [FleetRow] = []
-    for pool in [HTTPPool.large, .default] {
-      let server = try await LlamaServerProcess(
-        model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads,
-        extraArguments: pool.arguments)
-      defer { server.stop() }
-      let target = FleetTarget.openAI(server: server)
+    let fleet = try FleetServerProcess()
+    defer { fleet.stop() }
+    for target in [FleetTarget.gemini(server: fleet), .openAI(fleet: fleet)] {
       try await target.warmUp()
-      for count in pool == .large ? inFlight : [32] {
-        rows += try await measure(target, inFlight: count, pool: pool)
+      for count in inFlight { rows += try await measure(target, inFlight: count, pool: nil) }
+    }
+    if !onlyFleetServer {
+      for pool in [HTTPPool.large, .default] {
+        let server = try await LlamaServerProcess(
+          model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads,
+          extraArguments: pool.arguments)
+        defer { server.stop() }
+        let target = FleetTarget.openAI(server: server)
+        try await target.warmUp()
+        for count in pool == .large ? inFlight : [32] {
+          rows += try await measure(target, inFlight: count, pool: pool)
+        }
       }
     }
-    let gemini = try LoopbackServer()
-    defer { gemini.stop() }
-    let target = FleetTarget.gemini(server: gemini)
+    print(FleetRow.markdown(rows, transport: transport))
+  }
+
+  /// One path only, `rounds` times cold and warm at `inFlight` against the
+  /// fleet server (for `perf`): `client`/`bare` (Gemini), `openai`/`openai-bare`.
+  /// Prints each round's warm median and CPU per request.
+  static func loop(_ path: String, inFlight: Int, rounds: Int) async throws {
+    let fleet = try FleetServerProcess()
+    defer { fleet.stop() }
+    let target = path.hasPrefix("openai") ? FleetTarget.openAI(fleet: fleet) : .gemini(server: fleet)
     try await target.warmUp()
-    for count in inFlight { rows += try await measure(target, inFlight: count, pool: nil) }
-    print(FleetRow.markdown(rows))
+    var medians: [Double] = []
+    var cpu: [Double] = []
+    for _ in 0..<rounds {
+      let run =
+        try await path.hasSuffix("bare") ? target.bareRun(inFlight: inFlight) : target.clientRun(inFlight: inFlight)
+      medians.append(run.warm.median)
+      cpu.append(run.cpu.own)
+    }
+    let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+    print(
+      "\(path) \(inFlight): warm median \(median(medians)) ms, CPU \(median(cpu)) µs/request (medians of \(rounds))")
   }
 
   /// The client's, the bare URLSession's and curl's rows for one server at
@@ -59,19 +94,31 @@ enum FleetBenchmark {
   static func measure(_ target: FleetTarget, inFlight: Int, pool: HTTPPool?) async throws -> [FleetRow] {
     let client = try await target.clientRun(inFlight: inFlight)
     let bare = try await target.bareRun(inFlight: inFlight)
-    let curl = try target.curlRun(inFlight: inFlight)
+    let (curl, curlCPU) = try target.curlRun(inFlight: inFlight)
     let server = target.serverName + (pool.map { ", \($0.label)" } ?? "")
     return [
       FleetRow(
         server: server, clientName: target.clientName, inFlight: inFlight, phase: "cold", client: client.cold,
-        bare: bare.cold, curl: curl.cold, connections: client.connections, curlConnections: curl.connections,
-        failed: client.coldFailed, curlFailed: curl.failed),
+        bare: bare.cold, curl: curl.cold, clientRun: client, bareRun: bare, curlRun: curl, curlCPU: curlCPU,
+        failed: client.coldFailed),
       FleetRow(
         server: server, clientName: target.clientName, inFlight: inFlight, phase: "warm", client: client.warm,
-        bare: bare.warm, curl: curl.warm, connections: client.connections, curlConnections: curl.connections,
-        failed: client.warmFailed, curlFailed: 0),
+        bare: bare.warm, curl: curl.warm, clientRun: client, bareRun: bare, curlRun: curl, curlCPU: curlCPU,
+        failed: client.warmFailed),
     ]
   }
+}
+
+/// Which of the library's client paths the fleet benchmark measures.
+enum FleetTransport: String {
+  /// URLSession (FoundationNetworking) for every origin: the library today.
+  case urlSession
+  /// The library's own choice per origin (its HTTP/1.1 client for http://).
+  case automatic
+
+  /// Whether this build of the library has the path. TRANSPORT SWITCH: true
+  /// for `.automatic` once the transport option is merged.
+  var isAvailable: Bool { self == .urlSession }
 }
 
 /// llama-server's HTTP thread pool for a run.

@@ -10,49 +10,60 @@ struct FleetRow {
   var client: Measurement
   var bare: Measurement
   var curl: Measurement
-  /// Connections the client had open to the server after its cold burst.
-  var connections: Int
-  /// Connections curl opened over its whole run.
-  var curlConnections: Int
+  /// The whole runs (cold and warm) of the three clients.
+  var clientRun: ClientRun
+  var bareRun: ClientRun
+  var curlRun: CurlFleet.Run
+  var curlCPU: CPUSpan.PerRequest
   var failed: Int
-  var curlFailed: Int
 
   /// Issue 22's goal: median within 2 ms of curl's, p99 within 10%.
   var meetsGoal: Bool {
-    failed == 0 && client.median - curl.median <= 2 && client.percentile(0.99) <= 1.1 * curl.percentile(0.99)
+    failed == 0 && curlRun.failed == 0 && client.median - curl.median <= 2
+      && client.percentile(0.99) <= 1.1 * curl.percentile(0.99)
   }
 
-  static func markdown(_ rows: [FleetRow]) -> String {
+  static func markdown(_ rows: [FleetRow], transport: FleetTransport) -> String {
     var lines = [
       "## Remote clients at scale beside curl (issue 22, goal: median within 2 ms, p99 within 10%)",
       "",
       "- CPU: \(SSEThroughput.cpuModel()) (lscpu \"Model name\"), "
         + "\(ProcessInfo.processInfo.activeProcessorCount) CPUs shared by client, server and curl",
-      "- Date: \(ISO8601DateFormatter().string(from: Date())), `cloud-benchmark fleet --local-model SmolLM2`",
+      "- Date: \(ISO8601DateFormatter().string(from: Date())), "
+        + "`cloud-benchmark fleet --local-model SmolLM2 --transport \(transport.rawValue)`, connection limit "
+        + "\(FleetBenchmark.options.maximumConnectionsPerHost) per host",
       "- Cold: a fresh client sends N at once (each opens its connection); warm: 3N more, N in flight. "
-        + "curl: one `--parallel --parallel-immediate --parallel-max N` run of 4N, split by `%{num_connects}`. "
+        + "curl: N processes released together, 4 requests each in a row on one connection (the first cold). "
         + "Deadline \(FleetBenchmark.deadline.components.seconds) s; latency per request in ms.",
+      "- in flight: mean requests in flight over the run (Σ latency / wall), client / curl; req/s over the "
+        + "run (4N requests); CPU µs per request over the run: client process / bare URLSession process / "
+        + "curl processes / server process.",
       "",
-      "| server | client | N | conn. | client median | curl median | Δ median | client p99 | curl p99 "
-        + "| p99 ratio | bare URLSession median / p99 | client failed | goal |",
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+      "| server | client | N | in flight | client median | curl median | Δ median | client p99 | curl p99 "
+        + "| p99 ratio | bare median / p99 | req/s client / bare / curl | CPU µs/req client / bare / curl / server "
+        + "| failed | goal |",
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for row in rows {
       let cells = [
-        row.server, row.clientName, "\(row.inFlight) \(row.phase)", "\(row.connections) / \(row.curlConnections)",
+        row.server, row.clientName, "\(row.inFlight) \(row.phase)",
+        "\(f(row.clientRun.meanInFlight, 0)) / \(f(row.curlRun.meanInFlight, 0))",
         f(row.client.median), f(row.curl.median), f(row.client.median - row.curl.median),
         f(row.client.percentile(0.99)), f(row.curl.percentile(0.99)),
         f(row.client.percentile(0.99) / row.curl.percentile(0.99)),
         "\(f(row.bare.median)) / \(f(row.bare.percentile(0.99)))",
-        "\(row.failed)" + (row.curlFailed > 0 ? " (curl \(row.curlFailed))" : ""),
+        "\(f(row.clientRun.throughput, 0)) / \(f(row.bareRun.throughput, 0)) / \(f(row.curlRun.throughput, 0))",
+        "\(f(row.clientRun.cpu.own, 0)) / \(f(row.bareRun.cpu.own, 0)) / \(f(row.curlCPU.children, 0)) / "
+          + f(row.clientRun.cpu.server, 0),
+        "\(row.failed)" + (row.curlRun.failed > 0 ? " (curl \(row.curlRun.failed))" : ""),
         row.meetsGoal ? "met" : "missed",
       ]
       lines.append("| " + cells.joined(separator: " | ") + " |")
     }
-    lines.append("")
-    lines.append("conn.: connections the client had open after its cold burst (`ss`) / connections curl opened.")
     return lines.joined(separator: "\n")
   }
 
-  private static func f(_ value: Double) -> String { String(format: "%.2f", value) }
+  private static func f(_ value: Double, _ digits: Int = 2) -> String {
+    value.isNaN ? "–" : String(format: "%.\(digits)f", value)
+  }
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// One server of the fleet benchmark and the three clients sent at it: the
 /// library's backend, a bare delegate URLSession, and curl.
 struct FleetTarget {
-  let serverName: String
+  var serverName: String
   let clientName: String
   let port: Int
   /// A fresh model: its own transport, so no connection is up.
@@ -24,13 +24,18 @@ struct FleetTarget {
   let url: String
   let body: String
   let headers: [String]
+  /// The server process's CPU time so far in ms (nan: not measured).
+  var serverCPU: @Sendable () -> Double
 
   static func openAI(server: LlamaServerProcess) -> FleetTarget {
-    let baseURL = server.baseURL
+    openAI(baseURL: server.baseURL, port: server.port)
+  }
+
+  private static func openAI(baseURL: URL, port: Int) -> FleetTarget {
     let body = #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1}"#
     let url = baseURL.appendingPathComponent("chat/completions")
     return FleetTarget(
-      serverName: "llama-server -np 4", clientName: "OpenAICompatibleModel", port: server.port,
+      serverName: "llama-server -np 4", clientName: "OpenAICompatibleModel", port: port,
       makeModel: {
         OpenAICompatibleModel(
           name: "fleet-model", baseURL: baseURL, apiKey: nil,
@@ -40,25 +45,36 @@ struct FleetTarget {
         transcript: Transcript(entries: [.prompt("Hi")]),
         options: .gemini(GenerationConfig(temperature: 0, maxOutputTokens: 1))),
       urlRequest: post(url, body: body, headers: [:]), url: url.absoluteString, body: body,
-      headers: ["Content-Type: application/json"])
+      headers: ["Content-Type: application/json"], serverCPU: { .nan })
   }
 
-  static func gemini(server: LoopbackServer) -> FleetTarget {
+  /// The fleet server (`FleetServer`) answering Gemini's recorded reply.
+  static func gemini(server: FleetServerProcess) -> FleetTarget {
     let baseURL = server.baseURL
     let body = #"{"contents":[{"role":"user","parts":[{"text":"Hi"}]}]}"#
-    let url = baseURL.appendingPathComponent("v1beta/models/echo:generateContent")
+    let url = baseURL.appendingPathComponent("v1beta/models/fleet-model:generateContent")
     return FleetTarget(
-      serverName: "loopback Gemini server (Python, thread per connection)", clientName: "CloudGeminiModel",
-      port: baseURL.port ?? 0,
+      serverName: "fleet server (loopback, Swift, recorded Gemini answer)", clientName: "CloudGeminiModel",
+      port: server.port,
       makeModel: {
         CloudGeminiModel(
-          name: "echo", apiKey: LoopbackServer.apiKey, baseURL: baseURL,
+          name: "fleet-model", apiKey: LoopbackServer.apiKey, baseURL: baseURL,
           requestOptions: FleetBenchmark.options, logHandler: .silent)
       },
       request: ModelRequest(transcript: Transcript(entries: [.prompt("Hi")])),
       urlRequest: post(url, body: body, headers: ["x-goog-api-key": LoopbackServer.apiKey]),
       url: url.absoluteString, body: body,
-      headers: ["Content-Type: application/json", "x-goog-api-key: \(LoopbackServer.apiKey)"])
+      headers: ["Content-Type: application/json", "x-goog-api-key: \(LoopbackServer.apiKey)"],
+      serverCPU: { server.cpuMilliseconds() })
+  }
+
+  /// The fleet server answering as an OpenAI-compatible server: the
+  /// library's OpenAI path with a server that costs next to nothing.
+  static func openAI(fleet server: FleetServerProcess) -> FleetTarget {
+    var target = openAI(baseURL: server.baseURL, port: server.port)
+    target.serverName = "fleet server (loopback, Swift, fixed OpenAI answer)"
+    target.serverCPU = { server.cpuMilliseconds() }
+    return target
   }
 
   private static func post(_ url: URL, body: String, headers: [String: String]) -> URLRequest {
@@ -86,63 +102,37 @@ struct FleetTarget {
     let body: @Sendable () async -> Void = {
       do { _ = try await model.respond(to: request) } catch { failures.add(1, ordering: .relaxed) }
     }
+    let cpu = CPUSpan(serverCPU: serverCPU)
     let cold = try await CloudBenchmark.measure(inFlight, concurrency: inFlight, body)
     let coldFailed = failures.exchange(0, ordering: .relaxed)
     let connections = openConnections()
     let warm = try await CloudBenchmark.measure(3 * inFlight, concurrency: inFlight, body)
     return ClientRun(
       cold: cold, warm: warm, connections: connections, coldFailed: coldFailed,
-      warmFailed: failures.load(ordering: .relaxed))
+      warmFailed: failures.load(ordering: .relaxed), cpu: cpu.end(requests: 4 * inFlight))
   }
 
   /// The floor under the backend: a bare delegate URLSession, same pattern.
-  func bareRun(inFlight: Int) async throws -> (cold: Measurement, warm: Measurement) {
+  func bareRun(inFlight: Int) async throws -> ClientRun {
     let bare = BareURLSession(request: urlRequest)
     let session = bare.makeSession(maximumConnectionsPerHost: FleetBenchmark.options.maximumConnectionsPerHost)
     defer { session.finishTasksAndInvalidate() }
+    let cpu = CPUSpan(serverCPU: serverCPU)
     let cold = try await CloudBenchmark.measure(inFlight, concurrency: inFlight) { await bare.post(on: session) }
+    let connections = openConnections()
     let warm = try await CloudBenchmark.measure(3 * inFlight, concurrency: inFlight) { await bare.post(on: session) }
-    return (cold, warm)
+    return ClientRun(
+      cold: cold, warm: warm, connections: connections, coldFailed: 0, warmFailed: 0,
+      cpu: cpu.end(requests: 4 * inFlight))
   }
 
-  /// curl: `4 * inFlight` POSTs, `inFlight` at once, in one process; a
-  /// transfer that opened a connection is cold, one that reused it warm.
-  func curlRun(inFlight: Int) throws -> CurlRun {
-    let config = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString).curl")
-    defer { try? FileManager.default.removeItem(at: config) }
-    let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-    let one =
-      "url = \"\(url)\"\ndata = \"\(escaped)\"\n" + headers.map { "header = \"\($0)\"\n" }.joined()
-      + "output = \"/dev/null\"\nwrite-out = \"%{http_code} %{num_connects} %{time_total}\\n\"\n"
-    try Array(repeating: one, count: 4 * inFlight).joined(separator: "next\n").write(
-      to: config, atomically: true, encoding: .utf8)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "curl", "-s", "--max-time", "\(FleetBenchmark.deadline.components.seconds)", "--config", config.path,
-      "--parallel", "--parallel-immediate", "--parallel-max", "\(inFlight)",
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    let start = ContinuousClock.now
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let wall = milliseconds(ContinuousClock.now - start)
-    var cold: [Double] = []
-    var warm: [Double] = []
-    var connections = 0
-    var failed = 0
-    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-      let fields = line.split(separator: " ")
-      guard fields.count == 3, let connects = Int(fields[1]), let seconds = Double(fields[2]) else { continue }
-      if fields[0] != "200" { failed += 1 }
-      connections += connects
-      if connects > 0 { cold.append(seconds * 1000) } else { warm.append(seconds * 1000) }
-    }
-    return CurlRun(
-      cold: Measurement(latencies: cold, wall: wall), warm: Measurement(latencies: warm, wall: wall),
-      connections: connections, failed: failed)
+  /// curl: `inFlight` processes, four POSTs each in a row (`CurlFleet`).
+  func curlRun(inFlight: Int) throws -> (run: CurlFleet.Run, cpu: CPUSpan.PerRequest) {
+    let cpu = CPUSpan(serverCPU: serverCPU)
+    let run = try CurlFleet(
+      url: url, body: body, headers: headers, deadlineSeconds: FleetBenchmark.deadline.components.seconds
+    ).run(processes: inFlight, requestsEach: 4)
+    return (run, cpu.end(requests: 4 * inFlight))
   }
 
   /// Established TCP connections to the server's port from this machine
@@ -166,11 +156,43 @@ struct ClientRun {
   var connections: Int
   var coldFailed: Int
   var warmFailed: Int
+  var cpu: CPUSpan.PerRequest
+
+  /// Σ latency / wall over both phases (Little's law).
+  var meanInFlight: Double {
+    (cold.latencies + warm.latencies).reduce(0, +) / (cold.wall + warm.wall)
+  }
+
+  /// All requests of both phases over their wall time, per second.
+  var throughput: Double {
+    Double(cold.latencies.count + warm.latencies.count) / ((cold.wall + warm.wall) / 1000)
+  }
 }
 
-struct CurlRun {
-  var cold: Measurement
-  var warm: Measurement
-  var connections: Int
-  var failed: Int
+/// CPU spent from its start to `end`: this process's own, its reaped
+/// children's (the curl processes), and the server's.
+struct CPUSpan {
+  let serverCPU: @Sendable () -> Double
+  private let own = ProcessCPU.own
+  private let children = ProcessCPU.children
+  private let server: Double
+
+  init(serverCPU: @escaping @Sendable () -> Double) {
+    self.serverCPU = serverCPU
+    self.server = serverCPU()
+  }
+
+  /// Microseconds per request.
+  struct PerRequest {
+    var own: Double
+    var children: Double
+    var server: Double
+  }
+
+  func end(requests: Int) -> PerRequest {
+    let scale = 1000 / Double(requests)
+    return PerRequest(
+      own: (ProcessCPU.own - own) * scale, children: (ProcessCPU.children - children) * scale,
+      server: (serverCPU() - server) * scale)
+  }
 }
