@@ -138,6 +138,10 @@ public struct CloudGeminiModel: LanguageModel {
     self.shell = RemoteModelShell(
       name: name, baseURL: self.baseURL, requestOptions: requestOptions, credential: credential,
       keyPlacement: .header("x-goog-api-key"), environment: environment, log: logHandler)
+    self.client = GeminiClient(
+      shell: shell,
+      endpoint: GeminiEndpoint(
+        baseURL: self.baseURL, apiVersion: self.apiVersion, modelName: name, backend: resolved))
   }
 
   /// The model name: what `GenerateContentResponse.modelVersion` says when
@@ -235,10 +239,7 @@ public struct CloudGeminiModel: LanguageModel {
     if case .unavailable(let reason) = availability { throw .unavailable(model: name, reason: reason) }
   }
 
-  var client: GeminiClient {
-    GeminiClient(
-      shell: shell,
-      endpoint: GeminiEndpoint(
-        baseURL: baseURL, apiVersion: apiVersion, modelName: name, backend: resolvedBackend))
-  }
+  /// The client of this model's endpoint, made once with the model (its
+  /// URLs, reporters and error mapping are the same for every request).
+  let client: GeminiClient
 }

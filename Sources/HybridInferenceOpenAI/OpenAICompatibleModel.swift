@@ -89,6 +89,7 @@ public struct OpenAICompatibleModel: LanguageModel {
     self.shell = RemoteModelShell(
       name: name, baseURL: baseURL, requestOptions: requestOptions, credential: credential, keyPlacement: .bearer,
       environment: environment, log: logHandler)
+    self.client = OpenAIClient(shell: shell, endpoint: OpenAIEndpoint(baseURL: baseURL))
   }
 
   /// The model name; each response carries the server's own `model` instead
@@ -160,7 +161,9 @@ public struct OpenAICompatibleModel: LanguageModel {
     if case .unavailable(let reason) = availability { throw .unavailable(model: name, reason: reason) }
   }
 
-  var endpoint: OpenAIEndpoint { OpenAIEndpoint(baseURL: baseURL) }
+  var endpoint: OpenAIEndpoint { client.endpoint }
 
-  var client: OpenAIClient { OpenAIClient(shell: shell, endpoint: endpoint) }
+  /// The client of this model's endpoint, made once with the model (its
+  /// reporters and error mapping are the same for every request).
+  let client: OpenAIClient
 }

@@ -8,13 +8,28 @@ import HybridInferenceRemote
 
 /// Where and how the OpenAI-compatible client sends each call: the URL of
 /// a path under the base URL, and the request with its headers and body.
+///
+/// The URL of `/chat/completions` is worked out once, when the endpoint is
+/// made (with the model): the model's availability asks for it before
+/// every request.
 struct OpenAIEndpoint: Sendable {
   /// The API root, version included (`http://127.0.0.1:8080/v1`).
   let baseURL: URL
+  /// `url("chat/completions")`.
+  let chatCompletionsURL: URL?
+
+  init(baseURL: URL) {
+    self.baseURL = baseURL
+    chatCompletionsURL = Self.url("chat/completions", under: baseURL)
+  }
 
   /// `{base}/{path}`, the base's trailing slashes dropped; nil when that is
   /// not an http(s) URL with a host. The key is never part of it.
   func url(_ path: String) -> URL? {
+    path == "chat/completions" ? chatCompletionsURL : Self.url(path, under: baseURL)
+  }
+
+  private static func url(_ path: String, under baseURL: URL) -> URL? {
     var base = baseURL.absoluteString
     while base.hasSuffix("/") { base.removeLast() }
     guard let url = URL(string: "\(base)/\(path)"), url.scheme == "http" || url.scheme == "https",
