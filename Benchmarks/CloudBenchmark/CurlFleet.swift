@@ -16,8 +16,11 @@ import Foundation
 /// All N start at once: each reads its configuration from stdin (`-K -`),
 /// so every process is up and waiting before the first request is asked;
 /// then the configurations are written, one after another (microseconds
-/// each). The run's mean number in flight is Little's law, the sum of the
-/// latencies over the wall time from that release to the last exit.
+/// each). The run's mean number in flight is Little's law: the sum of the
+/// latencies over the time from the first request's start to the last one's
+/// end, read from curl's `--verbose --trace-time` lines (each transfer's
+/// "left intact" line is its end, minus `time_total` its start), as the
+/// client's is over its own runs.
 struct CurlFleet {
   let url: String
   let body: String
@@ -31,7 +34,7 @@ struct CurlFleet {
     var failed: Int
     /// Σ latency / wall: how many requests were in flight on average.
     var meanInFlight: Double
-    /// All requests over the wall time, per second.
+    /// All requests over the time from the first start to the last end, per second.
     var throughput: Double
   }
 
@@ -40,21 +43,23 @@ struct CurlFleet {
     let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
     var config = "silent\nmax-time = \(deadlineSeconds)\ndata = \"\(escaped)\"\n"
     config += headers.map { "header = \"\($0)\"\n" }.joined()
-    config += "write-out = \"%{http_code} %{num_connects} %{time_total}\\n\"\n"
+    config += "verbose\ntrace-time\nwrite-out = \"%{http_code} %{num_connects} %{time_total}\\n\"\n"
     config += String(repeating: "url = \"\(url)\"\noutput = \"/dev/null\"\n", count: requestsEach)
     let configuration = Data(config.utf8)
 
-    var children: [(process: Process, stdin: Pipe, stdout: Pipe)] = []
+    var children: [(process: Process, stdin: Pipe, stdout: Pipe, stderr: Pipe)] = []
     for _ in 0..<processes {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       process.arguments = ["curl", "-K", "-"]
       let stdin = Pipe()
       let stdout = Pipe()
+      let stderr = Pipe()
       process.standardInput = stdin
       process.standardOutput = stdout
+      process.standardError = stderr
       try process.run()
-      children.append((process, stdin, stdout))
+      children.append((process, stdin, stdout, stderr))
     }
     // Every curl up and blocked on its stdin before the first is released
     // (a process start is a few ms on these cores).
@@ -64,18 +69,30 @@ struct CurlFleet {
       child.stdin.fileHandleForWriting.write(configuration)
       try? child.stdin.fileHandleForWriting.close()
     }
-    var outputs: [Data] = []
+    var outputs: [(stdout: Data, stderr: Data)] = []
     for child in children {
-      // A few lines each: they fit in the pipe, so reading after the exit is safe.
+      // A few KB each: they fit in the pipes, so reading after the exit is safe.
       child.process.waitUntilExit()
-      outputs.append(child.stdout.fileHandleForReading.readDataToEndOfFile())
+      outputs.append(
+        (
+          child.stdout.fileHandleForReading.readDataToEndOfFile(),
+          child.stderr.fileHandleForReading.readDataToEndOfFile()
+        ))
     }
     let wall = milliseconds(ContinuousClock.now - start)
     var cold: [Double] = []
     var warm: [Double] = []
     var failed = 0
+    var first = Double.infinity
+    var last = -Double.infinity
     for output in outputs {
-      let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+      let ends = Self.transferEnds(output.stderr)
+      let lines = String(decoding: output.stdout, as: UTF8.self).split(separator: "\n")
+      for (index, line) in lines.enumerated() where index < ends.count {
+        guard let seconds = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
+        first = min(first, ends[index] - seconds)
+        last = max(last, ends[index])
+      }
       failed += max(0, requestsEach - lines.count)
       for line in lines {
         let fields = line.split(separator: " ")
@@ -88,8 +105,22 @@ struct CurlFleet {
       }
     }
     let total = (cold + warm).reduce(0, +)
+    let active = last > first ? (last - first) * 1000 : wall
     return Run(
       cold: Measurement(latencies: cold, wall: wall), warm: Measurement(latencies: warm, wall: wall),
-      failed: failed, meanInFlight: total / wall, throughput: Double(cold.count + warm.count) / (wall / 1000))
+      failed: failed, meanInFlight: total / active, throughput: Double(cold.count + warm.count) / (active / 1000))
+  }
+
+  /// The time of day (seconds) each transfer ended: curl's
+  /// "* Connection #N to host ... left intact" lines under `--trace-time`.
+  static func transferEnds(_ stderr: Data) -> [Double] {
+    String(decoding: stderr, as: UTF8.self).split(separator: "\n").compactMap { line in
+      guard line.contains("left intact"), let stamp = line.split(separator: " ").first else { return nil }
+      let parts = stamp.split(separator: ":")
+      guard parts.count == 3, let hours = Double(parts[0]), let minutes = Double(parts[1]),
+        let seconds = Double(parts[2])
+      else { return nil }
+      return hours * 3600 + minutes * 60 + seconds
+    }
   }
 }

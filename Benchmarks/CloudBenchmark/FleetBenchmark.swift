@@ -17,8 +17,8 @@ import Synchronization
 ///
 /// For each server and each number in flight (32, 128): a fresh client sends
 /// that many requests at once (cold: every one opens its connection), then
-/// three times as many with that many in flight (warm: the connections are
-/// up); a bare delegate URLSession does the same (the floor under the
+/// each of those N callers sends `warmEach` more in a row (warm: the
+/// connections are up); a bare delegate URLSession does the same (the floor under the
 /// library); curl does the same as N processes (`CurlFleet`). Servers:
 /// llama-server `-np 4` with an HTTP pool larger than the most in flight,
 /// the same with its default pool (issue 22's hypothesis), and the fleet
@@ -27,9 +27,13 @@ import Synchronization
 /// One-token answers, so the server's work is small and the same on every
 /// side. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
 /// (`RequestOptions.maximumConnectionsPerHost`, default 32); `--only fleet`
-/// skips llama-server (seconds instead of minutes).
+/// skips llama-server; `FLEET_BARE_FIRST=1` runs the bare URLSession before
+/// the client instead of after it.
 enum FleetBenchmark {
   static let inFlight = [32, 128]
+  /// Warm requests per caller after its cold one: enough that the run is
+  /// mostly steady, N in flight, rather than its ragged start and end.
+  static let warmEach = 7
   /// Every request's deadline; a request past it fails and is counted.
   static let deadline = Duration.seconds(30)
   /// TRANSPORT SWITCH: once the library has a transport option (helper
@@ -69,12 +73,23 @@ enum FleetBenchmark {
   }
 
   /// One path only, `rounds` times cold and warm at `inFlight` against the
-  /// fleet server (for `perf`): `client`/`bare` (Gemini), `openai`/`openai-bare`.
+  /// fleet server (for `perf`): `client`/`bare` (Gemini), `openai`/`openai-bare`,
+  /// or llama-server (`llama`/`llama-bare`, the GGUF in `FLEET_MODEL`).
   /// Prints each round's warm median and CPU per request.
   static func loop(_ path: String, inFlight: Int, rounds: Int) async throws {
     let fleet = try FleetServerProcess()
     defer { fleet.stop() }
-    let target = path.hasPrefix("openai") ? FleetTarget.openAI(fleet: fleet) : .gemini(server: fleet)
+    var target = path.hasPrefix("openai") ? FleetTarget.openAI(fleet: fleet) : .gemini(server: fleet)
+    var llama: LlamaServerProcess?
+    defer { llama?.stop() }
+    if path.hasPrefix("llama"), let model = ProcessInfo.processInfo.environment["FLEET_MODEL"] {
+      // `llama` / `llama-bare`: llama-server -np 4 with the large HTTP pool, GGUF in FLEET_MODEL.
+      let server = try await LlamaServerProcess(
+        model: model, parallel: 4, contextSize: 4 * 1024, threads: ProcessInfo.processInfo.activeProcessorCount,
+        extraArguments: HTTPPool.large.arguments)
+      llama = server
+      target = .openAI(server: server)
+    }
     try await target.warmUp()
     var medians: [Double] = []
     var cpu: [Double] = []
@@ -92,8 +107,13 @@ enum FleetBenchmark {
   /// The client's, the bare URLSession's and curl's rows for one server at
   /// `inFlight`, cold and warm.
   static func measure(_ target: FleetTarget, inFlight: Int, pool: HTTPPool?) async throws -> [FleetRow] {
+    // FLEET_BARE_FIRST: the bare URLSession before the client, to see
+    // whether going first (a server's first burst) is what a row measures.
+    let bareFirst = ProcessInfo.processInfo.environment["FLEET_BARE_FIRST"] != nil
+    let early = bareFirst ? try await target.bareRun(inFlight: inFlight) : nil
     let client = try await target.clientRun(inFlight: inFlight)
-    let bare = try await target.bareRun(inFlight: inFlight)
+    let bare: ClientRun
+    if let early { bare = early } else { bare = try await target.bareRun(inFlight: inFlight) }
     let (curl, curlCPU) = try target.curlRun(inFlight: inFlight)
     let server = target.serverName + (pool.map { ", \($0.label)" } ?? "")
     return [

@@ -32,11 +32,12 @@ struct FleetRow {
       "- Date: \(ISO8601DateFormatter().string(from: Date())), "
         + "`cloud-benchmark fleet --local-model SmolLM2 --transport \(transport.rawValue)`, connection limit "
         + "\(FleetBenchmark.options.maximumConnectionsPerHost) per host",
-      "- Cold: a fresh client sends N at once (each opens its connection); warm: 3N more, N in flight. "
-        + "curl: N processes released together, 4 requests each in a row on one connection (the first cold). "
+      "- Cold: a fresh client sends N at once (each opens its connection); warm: each of the N callers then "
+        + "sends \(FleetBenchmark.warmEach) more in a row. curl: N processes released together, "
+        + "\(1 + FleetBenchmark.warmEach) requests each in a row on one connection (the first cold). "
         + "Deadline \(FleetBenchmark.deadline.components.seconds) s; latency per request in ms.",
       "- in flight: mean requests in flight over the run (Σ latency / wall), client / curl; req/s over the "
-        + "run (4N requests); CPU µs per request over the run: client process / bare URLSession process / "
+        + "run (\(1 + FleetBenchmark.warmEach)N requests); CPU µs per request over the run: client process / bare URLSession process / "
         + "curl processes / server process.",
       "",
       "| server | client | N | in flight | client median | curl median | Δ median | client p99 | curl p99 "

@@ -87,14 +87,23 @@ struct FleetTarget {
   }
 
   /// A few requests on a model thrown away after, so the server has loaded
-  /// what it loads on its first request.
+  /// what it loads on its first request, then a burst of the most in flight
+  /// on fresh connections from a bare session thrown away too: a fresh
+  /// llama-server's first burst of new connections was 3-30x slower than its
+  /// later ones whichever client sent it (RESULTS.md §7), which made the
+  /// client, measured first, look slow cold.
   func warmUp() async throws {
     let model = makeModel()
     for _ in 0..<10 { _ = try await model.respond(to: request) }
+    let count = FleetBenchmark.inFlight.max() ?? 1
+    let bare = BareURLSession(request: urlRequest)
+    let session = bare.makeSession(maximumConnectionsPerHost: count)
+    defer { session.finishTasksAndInvalidate() }
+    _ = try await Self.workers(count, each: 1) { await bare.post(on: session) }
   }
 
   /// The library's backend: `inFlight` requests at once on a fresh model,
-  /// then three times as many on its warm connections.
+  /// then `FleetBenchmark.warmEach` more each on its warm connections.
   func clientRun(inFlight: Int) async throws -> ClientRun {
     let model = makeModel()
     let request = self.request
@@ -103,13 +112,13 @@ struct FleetTarget {
       do { _ = try await model.respond(to: request) } catch { failures.add(1, ordering: .relaxed) }
     }
     let cpu = CPUSpan(serverCPU: serverCPU)
-    let cold = try await CloudBenchmark.measure(inFlight, concurrency: inFlight, body)
+    let cold = try await Self.workers(inFlight, each: 1, body)
     let coldFailed = failures.exchange(0, ordering: .relaxed)
     let connections = openConnections()
-    let warm = try await CloudBenchmark.measure(3 * inFlight, concurrency: inFlight, body)
+    let warm = try await Self.workers(inFlight, each: FleetBenchmark.warmEach, body)
     return ClientRun(
       cold: cold, warm: warm, connections: connections, coldFailed: coldFailed,
-      warmFailed: failures.load(ordering: .relaxed), cpu: cpu.end(requests: 4 * inFlight))
+      warmFailed: failures.load(ordering: .relaxed), cpu: cpu.end(requests: (1 + FleetBenchmark.warmEach) * inFlight))
   }
 
   /// The floor under the backend: a bare delegate URLSession, same pattern.
@@ -118,21 +127,50 @@ struct FleetTarget {
     let session = bare.makeSession(maximumConnectionsPerHost: FleetBenchmark.options.maximumConnectionsPerHost)
     defer { session.finishTasksAndInvalidate() }
     let cpu = CPUSpan(serverCPU: serverCPU)
-    let cold = try await CloudBenchmark.measure(inFlight, concurrency: inFlight) { await bare.post(on: session) }
+    let cold = try await Self.workers(inFlight, each: 1) { await bare.post(on: session) }
     let connections = openConnections()
-    let warm = try await CloudBenchmark.measure(3 * inFlight, concurrency: inFlight) { await bare.post(on: session) }
+    let warm = try await Self.workers(inFlight, each: FleetBenchmark.warmEach) { await bare.post(on: session) }
     return ClientRun(
       cold: cold, warm: warm, connections: connections, coldFailed: 0, warmFailed: 0,
-      cpu: cpu.end(requests: 4 * inFlight))
+      cpu: cpu.end(requests: (1 + FleetBenchmark.warmEach) * inFlight))
   }
 
-  /// curl: `inFlight` processes, four POSTs each in a row (`CurlFleet`).
+  /// `count` tasks, each calling `body` `each` times in a row: `count` in
+  /// flight as curl's processes are (`CurlFleet`), each request timed from
+  /// the moment its task asks for it. (`CloudBenchmark.measure` launches a
+  /// task per request from one loop, so on saturated cores a request also
+  /// waited, untimed, for that loop.) Returns each call's latency (ms) and
+  /// the wall time of the whole run.
+  static func workers(
+    _ count: Int, each: Int, _ body: @escaping @Sendable () async throws -> Void
+  ) async throws -> Measurement {
+    let start = ContinuousClock.now
+    let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+      for _ in 0..<count {
+        group.addTask {
+          var latencies: [Double] = []
+          for _ in 0..<each {
+            let begin = ContinuousClock.now
+            try await body()
+            latencies.append(milliseconds(ContinuousClock.now - begin))
+          }
+          return latencies
+        }
+      }
+      var all: [Double] = []
+      while let some = try await group.next() { all += some }
+      return all
+    }
+    return Measurement(latencies: latencies, wall: milliseconds(ContinuousClock.now - start))
+  }
+
+  /// curl: `inFlight` processes, `1 + warmEach` POSTs each in a row (`CurlFleet`).
   func curlRun(inFlight: Int) throws -> (run: CurlFleet.Run, cpu: CPUSpan.PerRequest) {
     let cpu = CPUSpan(serverCPU: serverCPU)
     let run = try CurlFleet(
       url: url, body: body, headers: headers, deadlineSeconds: FleetBenchmark.deadline.components.seconds
-    ).run(processes: inFlight, requestsEach: 4)
-    return (run, cpu.end(requests: 4 * inFlight))
+    ).run(processes: inFlight, requestsEach: 1 + FleetBenchmark.warmEach)
+    return (run, cpu.end(requests: (1 + FleetBenchmark.warmEach) * inFlight))
   }
 
   /// Established TCP connections to the server's port from this machine
