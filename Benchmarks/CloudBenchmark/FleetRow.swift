@@ -36,7 +36,7 @@ struct FleetRow {
         + "sends \(FleetBenchmark.warmEach) more in a row. curl: N processes released together, "
         + "\(1 + FleetBenchmark.warmEach) requests each in a row on one connection (the first cold). "
         + "Deadline \(FleetBenchmark.deadline.components.seconds) s; latency per request in ms.",
-      "- in flight: mean requests in flight over the run (Σ latency / wall), client / curl; req/s over the "
+      "- in flight: mean requests in flight (Σ latency / first start to last end), client / curl; req/s over the "
         + "run (\(1 + FleetBenchmark.warmEach)N requests); CPU µs per request over the run: client process / bare URLSession process / "
         + "curl processes / server process.",
       "",
