@@ -1,0 +1,304 @@
+import CLlama
+import Foundation
+import HybridInferenceCore
+
+/// Times the attention of one decode step both ways, on ggml's CPU backend,
+/// with a loaded model's shapes: the measurement behind
+/// `FlashAttention.automatic` (`AttentionCalibration`).
+///
+/// Only attention differs between the two settings (the weights' matrix
+/// products are the same graph either way), so only attention is timed: a
+/// graph of one attention block per layer, each reading K and V tensors of its
+/// own (the real cache footprint, in the context's KV type), a query of one
+/// token, and the mask llama.cpp builds. The two graphs mirror llama.cpp's
+/// `build_attn_mha` and `llama_kv_cache::get_k`/`get_v`:
+/// - off: V stored transposed (llama.cpp's layout without flash attention),
+///   `mul_mat(K, Q)`, `soft_max_ext` with the f32 mask and the scale,
+///   `mul_mat(V, KQ)`, permute, `cont_2d`;
+/// - on: V as stored, `flash_attn_ext` with the f16 mask, f32 accumulation.
+/// Grouped-query heads broadcast as llama.cpp's do (the K/V views have
+/// `n_head_kv` heads, the query `n_head`). The cells one step reads are
+/// llama.cpp's: the depth plus the new token, padded to 256, the padding
+/// masked out.
+///
+/// Allocations are bounded whatever the GGUF header says: shapes are checked
+/// first (`Shape.init`), and when the K/V tensors of every layer would pass
+/// `maximumCacheBytes` only as many layers are timed as fit, and the times are
+/// scaled to the model's layer count.
+struct AttentionCalibrationGraph {
+  /// The most bytes of K/V tensors allocated: 256 MiB (more than any last-level
+  /// cache, so a deep cache is still read from memory as it is in a real step).
+  static let maximumCacheBytes = 256 << 20
+  /// Repetitions of each (depth, setting) cell after one untimed warm-up.
+  static let repetitions = 3
+
+  /// The attention shape of a model, checked.
+  struct Shape: Sendable, Equatable, CustomStringConvertible {
+    var layers: Int
+    var heads: Int
+    var kvHeads: Int
+    var headSize: Int
+    /// `ggml_type` of the K and V cache cells.
+    var kvType: ggml_type
+
+    /// Nil when the numbers are not a shape ggml's attention accepts (a
+    /// crafted header): no heads, heads that do not group, a head wider than
+    /// 1,024 or more than 4,096 layers.
+    init?(layers: Int, heads: Int, kvHeads: Int, headSize: Int, kvType: ggml_type) {
+      guard (1...4096).contains(layers), (1...4096).contains(heads), (1...heads).contains(kvHeads),
+        heads % kvHeads == 0, (1...1024).contains(headSize), ggml_blck_size(kvType) == 1
+      else { return nil }
+      (self.layers, self.heads, self.kvHeads, self.headSize, self.kvType) = (layers, heads, kvHeads, headSize, kvType)
+    }
+
+    /// The shape of `model`'s attention in a context of llama.cpp's default
+    /// KV types (as `BatchedContext.makeContext` makes it); nil as above, or
+    /// when K and V are of different types.
+    init?(model: LlamaModel) {
+      let params = llama_context_default_params()
+      guard params.type_k == params.type_v else { return nil }
+      self.init(
+        layers: Int(llama_model_n_layer(model.pointer)), heads: Int(llama_model_n_head(model.pointer)),
+        kvHeads: Int(llama_model_n_head_kv(model.pointer)), headSize: model.attentionHeadSize ?? 0,
+        kvType: params.type_k)
+    }
+
+    var description: String {
+      "\(layers) layers, \(heads) heads (\(kvHeads) KV) \(headSize) wide, KV \(String(cString: ggml_type_name(kvType)))"
+    }
+  }
+
+  /// Why a measurement could not be made.
+  struct Failure: Error, Equatable {
+    var reason: String
+  }
+
+  /// Times `shape`'s attention at each of `depths` (tokens already in the
+  /// cache), both ways, on `threads` threads; the calling thread must be a
+  /// compute lane (`ComputeLanes`), so that ggml's OpenMP team is the lane's.
+  static func measure(
+    shape: Shape, depths: [Int], threads: Int
+  ) -> Result<AttentionCalibration.Timings, Failure> {
+    let cellsPerStep = depths.map { cells(atDepth: $0) }
+    guard let kvSize = cellsPerStep.max(), !depths.isEmpty, depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
+      return .failure(Failure(reason: "no depth to measure"))
+    }
+    let rowBytes = ggml_row_size(shape.kvType, Int64(shape.headSize * shape.kvHeads))
+    let layerBytes = 2 * rowBytes * kvSize
+    guard layerBytes <= maximumCacheBytes else {
+      return .failure(Failure(reason: "one layer's K/V of \(kvSize) cells is \(layerBytes >> 20) MiB"))
+    }
+    let timedLayers = min(shape.layers, maximumCacheBytes / layerBytes)
+    guard let backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, nil) else {
+      return .failure(Failure(reason: "ggml has no CPU backend"))
+    }
+    defer { ggml_backend_free(backend) }
+    setThreads(threads, of: backend)
+    var session = Session(shape: shape, layers: timedLayers, kvSize: kvSize, backend: backend)
+    defer { session.free() }
+    do {
+      try session.allocateCache()
+      var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: timedLayers)
+      var graphs: [(depth: Int, off: Graph, on: Graph)] = []
+      defer {
+        for entry in graphs {
+          entry.off.free()
+          entry.on.free()
+        }
+      }
+      for depth in depths {
+        let off = try session.graph(depth: depth, flash: false)
+        graphs.append((depth, off, try session.graph(depth: depth, flash: true)))
+      }
+      let scale = Double(shape.layers) / Double(timedLayers)
+      var cells = graphs.map { AttentionCalibration.Cell(depth: $0.depth) }
+      for round in 0...repetitions {
+        for (index, entry) in graphs.enumerated() {
+          // Alternating which goes first, so a slow moment does not always fall on one setting.
+          let order = (round + index).isMultiple(of: 2) ? [false, true] : [true, false]
+          for flash in order {
+            let seconds = try (flash ? entry.on : entry.off).compute(on: backend) * scale
+            if round == 0 { continue }
+            if flash { cells[index].on.append(seconds) } else { cells[index].off.append(seconds) }
+          }
+        }
+      }
+      result.cells = cells
+      return .success(result)
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  /// The cells one decode step at `depth` reads: the depth plus the new token,
+  /// padded to 256 (`llama_kv_cache::get_n_kv`).
+  static func cells(atDepth depth: Int) -> Int {
+    max(256, (depth + 1 + 255) / 256 * 256)
+  }
+
+  /// The CPU backend's thread count, through the registry (ggml-cpu's own
+  /// function lives in a library the package does not link).
+  private static func setThreads(_ threads: Int, of backend: ggml_backend_t) {
+    guard let device = ggml_backend_get_device(backend), let registry = ggml_backend_dev_backend_reg(device),
+      let address = ggml_backend_reg_get_proc_address(registry, "ggml_backend_set_n_threads")
+    else { return }
+    let setter = unsafeBitCast(address, to: ggml_backend_set_n_threads_t.self)
+    setter(backend, Int32(clamping: threads))
+  }
+
+  /// The K/V tensors and their buffer, made once and read by every graph.
+  private struct Session {
+    let shape: Shape
+    let layers: Int
+    let kvSize: Int
+    let backend: ggml_backend_t
+    var context: OpaquePointer?
+    var buffer: ggml_backend_buffer_t?
+    var keys: [UnsafeMutablePointer<ggml_tensor>] = []
+    var values: [UnsafeMutablePointer<ggml_tensor>] = []
+
+    init(shape: Shape, layers: Int, kvSize: Int, backend: ggml_backend_t) {
+      (self.shape, self.layers, self.kvSize, self.backend) = (shape, layers, kvSize, backend)
+    }
+
+    mutating func allocateCache() throws(Failure) {
+      let params = ggml_init_params(
+        mem_size: ggml_tensor_overhead() * (2 * layers + 8), mem_buffer: nil, no_alloc: true)
+      guard let context = ggml_init(params) else { throw Failure(reason: "ggml_init failed") }
+      self.context = context
+      let width = Int64(shape.headSize * shape.kvHeads)
+      for _ in 0..<layers {
+        guard let key = ggml_new_tensor_2d(context, shape.kvType, width, Int64(kvSize)),
+          let value = ggml_new_tensor_2d(context, shape.kvType, width, Int64(kvSize))
+        else { throw Failure(reason: "ggml could not describe the K/V tensors") }
+        keys.append(key)
+        values.append(value)
+      }
+      guard let buffer = ggml_backend_alloc_ctx_tensors(context, backend) else {
+        throw Failure(reason: "the K/V tensors could not be allocated")
+      }
+      self.buffer = buffer
+      // Small finite values (0x2C2C is 0.0645 in f16), the same in every cell.
+      ggml_backend_buffer_clear(buffer, 0x2C)
+    }
+
+    /// One decode step's attention at `depth`, allocated and ready to compute.
+    func graph(depth: Int, flash: Bool) throws(Failure) -> Graph {
+      let cells = AttentionCalibrationGraph.cells(atDepth: depth)
+      let nodes = max(Int(GGML_DEFAULT_GRAPH_SIZE), 16 * layers)
+      let params = ggml_init_params(
+        mem_size: ggml_tensor_overhead() * (16 * layers + 8) + ggml_graph_overhead_custom(nodes, false),
+        mem_buffer: nil, no_alloc: true)
+      guard let context = ggml_init(params) else { throw Failure(reason: "ggml_init failed") }
+      var made = Graph(context: context)
+      do throws(Failure) {
+        try made.build(session: self, cells: cells, valid: depth + 1, flash: flash, nodes: nodes)
+      } catch {
+        made.free()
+        throw error
+      }
+      return made
+    }
+
+    func free() {
+      if let buffer { ggml_backend_buffer_free(buffer) }
+      if let context { ggml_free(context) }
+    }
+  }
+
+  /// One graph: its tensor context, its allocator (which holds the
+  /// intermediate tensors' memory) and the graph.
+  private struct Graph {
+    let context: OpaquePointer
+    var allocator: ggml_gallocr_t? = nil
+    var graph: OpaquePointer? = nil
+
+    mutating func build(session: Session, cells: Int, valid: Int, flash: Bool, nodes: Int) throws(Failure) {
+      let shape = session.shape
+      let head = Int64(shape.headSize)
+      let row = ggml_row_size(shape.kvType, head)
+      let gqaRow = ggml_row_size(shape.kvType, head * Int64(shape.kvHeads))
+      let element = ggml_row_size(shape.kvType, 1)
+      guard let graph = ggml_new_graph_custom(context, nodes, false),
+        let query = ggml_new_tensor_3d(context, GGML_TYPE_F32, head, Int64(shape.heads), 1),
+        let mask = ggml_new_tensor_4d(context, flash ? GGML_TYPE_F16 : GGML_TYPE_F32, Int64(cells), 1, 1, 1)
+      else { throw Failure(reason: "ggml could not describe the graph") }
+      ggml_set_input(query)
+      ggml_set_input(mask)
+      let scale = 1 / Float(shape.headSize).squareRoot()
+      for layer in 0..<session.layers {
+        let q = ggml_permute(context, query, 0, 2, 1, 3)
+        let k = ggml_permute(
+          context,
+          ggml_view_4d(
+            context, session.keys[layer], head, Int64(shape.kvHeads), Int64(cells), 1, row, gqaRow,
+            gqaRow * session.kvSize, 0), 0, 2, 1, 3)
+        let output: UnsafeMutablePointer<ggml_tensor>?
+        if flash {
+          let v = ggml_permute(
+            context,
+            ggml_view_4d(
+              context, session.values[layer], head, Int64(shape.kvHeads), Int64(cells), 1, row, gqaRow,
+              gqaRow * session.kvSize, 0), 0, 2, 1, 3)
+          let attention = ggml_flash_attn_ext(context, q, k, v, mask, scale, 0, 0)
+          ggml_flash_attn_ext_set_n_kv_max(attention, 0)
+          _ = ggml_prec_set_acc(attention, GGML_PREC_F32)
+          output = ggml_reshape_2d(context, attention, head * Int64(shape.heads), 1)
+        } else {
+          // Transposed V: a row of `cells` per head dimension, `kvSize` apart.
+          let v = ggml_permute(
+            context,
+            ggml_view_4d(
+              context, session.values[layer], Int64(cells), Int64(shape.kvHeads), head, 1,
+              element * session.kvSize * Int(head), element * session.kvSize, gqaRow * session.kvSize, 0),
+            0, 2, 1, 3)
+          let product = ggml_mul_mat(context, k, q)
+          _ = ggml_prec_set_acc(product, GGML_PREC_F32)
+          let weights = ggml_soft_max_ext(context, product, mask, scale, 0)
+          let mixed = ggml_mul_mat(context, v, weights)
+          let permuted = ggml_permute(context, mixed, 0, 2, 1, 3)
+          output = ggml_cont_2d(context, permuted, head * Int64(shape.heads), 1)
+        }
+        guard let output else { throw Failure(reason: "ggml could not describe layer \(layer)") }
+        ggml_build_forward_expand(graph, output)
+      }
+      guard let allocator = ggml_gallocr_new(ggml_backend_get_default_buffer_type(session.backend)) else {
+        throw Failure(reason: "ggml could not make an allocator")
+      }
+      self.allocator = allocator
+      guard ggml_gallocr_alloc_graph(allocator, graph) else {
+        throw Failure(reason: "the graph's tensors could not be allocated")
+      }
+      self.graph = graph
+      // The query: small finite values (0x3C3C3C3C is 0.0115 in f32).
+      ggml_backend_tensor_memset(query, 0x3C, 0, ggml_nbytes(query))
+      fill(mask: mask, cells: cells, valid: valid, half: flash)
+    }
+
+    /// Zero for the cells the step attends to, minus infinity for the padding.
+    private func fill(mask: UnsafeMutablePointer<ggml_tensor>, cells: Int, valid: Int, half: Bool) {
+      if half {
+        let values = (0..<cells).map { ggml_fp32_to_fp16($0 < valid ? 0 : -Float.infinity) }
+        values.withUnsafeBytes { ggml_backend_tensor_set(mask, $0.baseAddress, 0, $0.count) }
+      } else {
+        let values = (0..<cells).map { $0 < valid ? Float(0) : -Float.infinity }
+        values.withUnsafeBytes { ggml_backend_tensor_set(mask, $0.baseAddress, 0, $0.count) }
+      }
+    }
+
+    /// Seconds one computation of the graph takes.
+    func compute(on backend: ggml_backend_t) throws(Failure) -> Double {
+      guard let graph else { throw Failure(reason: "the graph was not built") }
+      let start = DispatchTime.now().uptimeNanoseconds
+      let status = ggml_backend_graph_compute(backend, graph)
+      let end = DispatchTime.now().uptimeNanoseconds
+      guard status == GGML_STATUS_SUCCESS else { throw Failure(reason: "ggml could not compute the graph") }
+      return Double(end &- start) / 1e9
+    }
+
+    func free() {
+      if let allocator { ggml_gallocr_free(allocator) }
+      ggml_free(context)
+    }
+  }
+}
