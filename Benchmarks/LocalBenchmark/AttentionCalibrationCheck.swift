@@ -5,12 +5,12 @@ import HybridInferenceLlama
 /// llama-bench: the calibration's predicted per-token difference (attention
 /// with the fused kernel minus without, all layers) beside llama-bench's tg64
 /// with `-fa 1` minus `-fa 0` at the same depths, and whether the verdicts
-/// agree (RESULTS.md §1d). Each round runs the calibration and llama-bench
+/// agree (RESULTS.md §1d): medians over `rounds`. Each round runs the calibration and llama-bench
 /// back to back, so that both see the same load on the shared cores.
 enum AttentionCalibrationCheck {
   static let depths = [0, 256, 1024]
 
-  static func run(modelPaths: [String], llamaBench: String, threads: Int) async throws {
+  static func run(modelPaths: [String], llamaBench: String, threads: Int, rounds: Int) async throws {
     print(
       "| model | head | depth | calibration on / off ms | predicted Δ ms/token | llama-bench fa 1 / fa 0 ms/token | llama-bench Δ ms/token |"
     )
@@ -18,23 +18,31 @@ enum AttentionCalibrationCheck {
     var verdicts: [String] = []
     for path in modelPaths {
       let name = URL(fileURLWithPath: path).lastPathComponent
-      let figures = try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths)
-      let bench = try llamaBenchMilliseconds(executable: llamaBench, model: path, threads: threads)
+      var probes: [AttentionCalibrationProbe.Figures] = []
+      var benches: [[Int: (on: Double, off: Double)]] = []
+      for _ in 0..<max(1, rounds) {
+        probes.append(try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths))
+        benches.append(try llamaBenchMilliseconds(executable: llamaBench, model: path, threads: threads))
+      }
       var (weightedOn, weightedOff) = (0.0, 0.0)
-      for depth in figures.depths {
-        let on = bench[depth.depth]?.on ?? .nan
-        let off = bench[depth.depth]?.off ?? .nan
-        let weight = 1 + Double(depth.depth) / 256
+      for (index, depth) in depths.enumerated() {
+        let on = median(benches.map { $0[depth]?.on ?? .nan })
+        let off = median(benches.map { $0[depth]?.off ?? .nan })
+        let predictedOn = median(probes.map { $0.depths[index].on * 1000 })
+        let predictedOff = median(probes.map { $0.depths[index].off * 1000 })
+        let weight = 1 + Double(depth) / 256
         weightedOn += weight * on
         weightedOff += weight * off
         print(
-          "| \(name) | \(figures.headSize) | \(depth.depth) | \(format(depth.on * 1000, 2)) / \(format(depth.off * 1000, 2)) | \(signed((depth.on - depth.off) * 1000)) | \(format(on, 2)) / \(format(off, 2)) | \(signed(on - off)) |"
+          "| \(name) | \(probes[0].headSize) | \(depth) | \(format(predictedOn, 2)) / \(format(predictedOff, 2)) | \(signed(predictedOn - predictedOff)) | \(format(on, 2)) / \(format(off, 2)) | \(signed(on - off)) |"
         )
       }
       let benchChange = (weightedOn - weightedOff) / weightedOff
       let benchVerdict = benchChange < 0 ? "on" : "off"
+      let calls = probes.map(\.verdict)
+      let costs = probes.map { format($0.cost * 1000) }.joined(separator: ", ")
       verdicts.append(
-        "\(name): calibration \(figures.verdict) in \(format(figures.cost * 1000)) ms (\(figures.reason)); llama-bench faster \(benchVerdict) (\(signed(benchChange * 100)) % weighted); agree: \(figures.verdict == benchVerdict ? "yes" : figures.verdict == "even" ? "even" : "NO")"
+        "\(name): calibration \(calls.joined(separator: ", ")) in \(costs) ms (last: \(probes.last?.reason ?? "")); llama-bench faster \(benchVerdict) (\(signed(benchChange * 100)) % weighted)"
       )
     }
     for line in verdicts { print(line) }

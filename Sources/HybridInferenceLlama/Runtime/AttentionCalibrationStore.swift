@@ -24,7 +24,10 @@ import HybridInferenceCore
 ///
 /// The decisions are behind a lock (`Locked`): model values on any task look
 /// them up. Calibrations in flight are kept too, so that two requests that
-/// make the first context at once share one measurement.
+/// make the first context at once share one measurement. A directory's
+/// stored decision wins over the process's own, and the process's is written
+/// to every directory that has none, so that a model value with a prompt
+/// cache gets the same setting in this process and the next.
 final class AttentionCalibrationStore: Sendable {
   static let shared = AttentionCalibrationStore()
 
@@ -36,13 +39,17 @@ final class AttentionCalibrationStore: Sendable {
     let text: String
 
     init(model: ModelFingerprint, shape: AttentionCalibrationGraph.Shape, threads: Int, depths: [Int]) {
-      let cpu = CPUFeatures.current
       text = [
-        "model \(model.description)", "build \(PromptCacheKey.build)",
-        "cpu \(cpu.modelName ?? "unknown") \(Checksum64.of(Array(cpu.flags.sorted().joined(separator: " ").utf8)))",
-        "threads \(threads)", "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
+        "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
+        "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
       ].joined(separator: "\n")
     }
+
+    /// This CPU's model name and a checksum of its feature flags, read once.
+    private static let cpu: String = {
+      let cpu = CPUFeatures.current
+      return "\(cpu.modelName ?? "unknown") \(Checksum64.of(Array(cpu.flags.sorted().joined(separator: " ").utf8)))"
+    }()
 
     /// The decision file's name in a prompt cache directory.
     var fileName: String { "attention-\(String(Checksum64.of(Array(text.utf8)), radix: 16)).json" }
@@ -57,31 +64,41 @@ final class AttentionCalibrationStore: Sendable {
     var reason: String
   }
 
-  private let decisions = Locked<[Key: Task<AttentionCalibration.Verdict, Never>]>([:])
+  /// What the locks guard: the process's measurements, by key, and the
+  /// verdicts settled for a (key, directory) pair.
+  private struct Memory {
+    var measured: [Key: Task<AttentionCalibration.Verdict, Never>] = [:]
+    var settled: [String: AttentionCalibration.Verdict] = [:]
+  }
 
-  /// The verdict for `key`: remembered, else read from `directory`, else
-  /// `calibrate()` (run once however many ask at once), then remembered and
-  /// written to `directory`.
+  private let memory = Locked(Memory())
+
+  /// The verdict for `key`. Without a directory: the process's, measured by
+  /// `calibrate()` once however many ask at once. With one: the decision
+  /// stored there, which wins over the process's (the directory's states were
+  /// keyed by it), else the process's, written there. Each (key, directory)
+  /// pair is settled once, so later requests only take a lock.
   func verdict(
     for key: Key, directory: URL?, calibrate: @escaping @Sendable () async -> AttentionCalibration.Verdict
   ) async -> AttentionCalibration.Verdict {
-    let task = decisions.withLock { decisions in
-      if let known = decisions[key] { return known }
-      let made = Task {
-        if let directory, let stored = Self.stored(key: key, directory: directory) { return stored }
-        let verdict = await calibrate()
-        if let directory { Self.store(verdict, key: key, directory: directory) }
-        return verdict
-      }
-      decisions[key] = made
+    let place = directory.map { "\($0.standardizedFileURL.path)\n\(key.text)" }
+    if let place, let settled = memory.withLock({ $0.settled[place] }) { return settled }
+    if let directory, let place, let stored = Self.stored(key: key, directory: directory) {
+      memory.withLock { $0.settled[place] = stored }
+      return stored
+    }
+    let task = memory.withLock { memory in
+      if let known = memory.measured[key] { return known }
+      let made = Task { await calibrate() }
+      memory.measured[key] = made
       return made
     }
-    return await task.value
-  }
-
-  /// Forgets every remembered decision (tests: calibrate again in this process).
-  func removeAll() {
-    decisions.withLock { $0.removeAll() }
+    let verdict = await task.value
+    if let directory, let place {
+      Self.store(verdict, key: key, directory: directory)
+      memory.withLock { $0.settled[place] = verdict }
+    }
+    return verdict
   }
 
   /// The stored verdict for `key`, or nil when there is none or it is not one

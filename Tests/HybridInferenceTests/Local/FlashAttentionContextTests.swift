@@ -110,6 +110,31 @@ final class FlashAttentionContextTests: XCTestCase {
     }
   }
 
+  /// A model value without a prompt cache calibrated first: the next one,
+  /// with a directory, still finds the decision written there (the child
+  /// process of PromptCacheTests.testSecondProcess_reusesTheFirstProcessCache
+  /// calibrated anew, decided otherwise, and so missed the parent's states).
+  func testAProcessDecision_isWrittenToEachDirectory_andAStoredOneWins() async throws {
+    let store = AttentionCalibrationStore()
+    let key = try key("directories")
+    let (empty, holding) = (temporaryDirectory(), temporaryDirectory())
+    defer { for directory in [empty, holding] { try? FileManager.default.removeItem(at: directory) } }
+    AttentionCalibrationStore.store(
+      AttentionCalibration.Verdict(flash: false, reason: "off (+40.0%)"), key: key, directory: holding)
+    let calls = Locked(0)
+    let measure: @Sendable () async -> AttentionCalibration.Verdict = {
+      calls.withLock { $0 += 1 }
+      return AttentionCalibration.Verdict(flash: true, reason: "on (-8.0%)")
+    }
+    let alone = await store.verdict(for: key, directory: nil, calibrate: measure)
+    let inEmpty = await store.verdict(for: key, directory: empty, calibrate: measure)
+    let inHolding = await store.verdict(for: key, directory: holding, calibrate: measure)
+    XCTAssertEqual([alone.flash, inEmpty.flash, inHolding.flash], [true, true, false])
+    XCTAssertEqual(calls.withLock { $0 }, 1)
+    XCTAssertEqual(AttentionCalibrationStore.stored(key: key, directory: empty)?.flash, true)
+    XCTAssertEqual(AttentionCalibrationStore.stored(key: key, directory: holding)?.flash, false)
+  }
+
   func testOneProcess_calibratesAKeyOnce_howeverManyAsk() async throws {
     let store = AttentionCalibrationStore()
     let key = try key("once")
