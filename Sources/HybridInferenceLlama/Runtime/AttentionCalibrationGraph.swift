@@ -23,12 +23,17 @@ import HybridInferenceCore
 ///
 /// Allocations are bounded whatever the GGUF header says: shapes are checked
 /// first (`Shape.init`), and when the K/V tensors of every layer would pass
-/// `maximumCacheBytes` only as many layers are timed as fit, and the times are
-/// scaled to the model's layer count.
+/// `maximumCacheBytes`, or there are more than `maximumTimedLayers`, only as
+/// many layers are timed as fit, and the times are scaled to the model's
+/// layer count.
 struct AttentionCalibrationGraph {
   /// The most bytes of K/V tensors allocated: 256 MiB (more than any last-level
   /// cache, so a deep cache is still read from memory as it is in a real step).
   static let maximumCacheBytes = 256 << 20
+  /// The most layers one graph holds: 128 (more than the deepest common
+  /// models), so a crafted layer count cannot make the graphs, or the time
+  /// they take, grow without bound.
+  static let maximumTimedLayers = 128
   /// Repetitions of each (depth, setting) cell after one untimed warm-up.
   static let repetitions = 3
 
@@ -88,7 +93,7 @@ struct AttentionCalibrationGraph {
     guard layerBytes <= maximumCacheBytes else {
       return .failure(Failure(reason: "one layer's K/V of \(kvSize) cells is \(layerBytes >> 20) MiB"))
     }
-    let timedLayers = min(shape.layers, maximumCacheBytes / layerBytes)
+    let timedLayers = min(shape.layers, maximumTimedLayers, maximumCacheBytes / layerBytes)
     guard let backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, nil) else {
       return .failure(Failure(reason: "ggml has no CPU backend"))
     }

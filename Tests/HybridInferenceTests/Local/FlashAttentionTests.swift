@@ -100,7 +100,7 @@ final class FlashAttentionTests: XCTestCase {
     XCTAssertEqual(calls.withLock { $0 }, 1)
   }
 
-  func testHostileShapes_areRefused_andHugeOnesAreNeverAllocated() {
+  func testHostileShapes_areRefused_andHugeOnesAreNeverAllocated() async throws {
     for (layers, heads, kvHeads, head) in [(30, 0, 0, 64), (30, 9, 2, 64), (30, 9, 3, 1 << 20), (1 << 20, 9, 3, 64)] {
       XCTAssertNil(
         AttentionCalibrationGraph.Shape(
@@ -109,13 +109,19 @@ final class FlashAttentionTests: XCTestCase {
     XCTAssertNil(
       AttentionCalibrationGraph.Shape(layers: 30, heads: 9, kvHeads: 3, headSize: 64, kvType: GGML_TYPE_Q4_0))
     // The widest shape that passes: one layer's K/V at 1,280 cells is 20 GiB, so nothing is allocated.
-    let widest = AttentionCalibrationGraph.Shape(
-      layers: 4096, heads: 4096, kvHeads: 4096, headSize: 1024, kvType: GGML_TYPE_F16)
-    let shape = try? XCTUnwrap(widest)
-    guard let shape else { return }
-    guard case .failure(let failure) = AttentionCalibrationGraph.measure(shape: shape, depths: [0, 1024], threads: 2)
+    let widest = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(layers: 4096, heads: 4096, kvHeads: 4096, headSize: 1024, kvType: GGML_TYPE_F16))
+    guard case .failure(let failure) = AttentionCalibrationGraph.measure(shape: widest, depths: [0, 1024], threads: 2)
     else { return XCTFail("measured a 20 GiB layer") }
     XCTAssertTrue(failure.reason.contains("MiB"), failure.reason)
+    // 4,096 thin layers: 128 of them are timed, and the times scaled to all.
+    let deep = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(layers: 4096, heads: 2, kvHeads: 1, headSize: 8, kvType: GGML_TYPE_F16))
+    let timings = try await ComputeLane.run {
+      AttentionCalibrationGraph.measure(shape: deep, depths: [0], threads: 1)
+    }.get()
+    XCTAssertEqual(timings.timedLayers, AttentionCalibrationGraph.maximumTimedLayers)
+    XCTAssertEqual(timings.layers, 4096)
   }
 
   func testTheDepths_areCappedByTheContext() {
