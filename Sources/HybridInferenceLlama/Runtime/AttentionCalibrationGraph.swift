@@ -10,7 +10,10 @@ import HybridInferenceCore
 /// products are the same graph either way), so only attention is timed: a
 /// graph of one attention block per layer, each reading K and V tensors of its
 /// own (the real cache footprint, in the context's KV type), a query of one
-/// token, and the mask llama.cpp builds. The two graphs mirror llama.cpp's
+/// token, the mask llama.cpp builds, and the store of the new token's K and
+/// V into the cache (without flash attention V is transposed, so that store
+/// is one scattered element per head dimension: a cache miss each, which the
+/// attention ops alone would not show). The two graphs mirror llama.cpp's
 /// `build_attn_mha` and `llama_kv_cache::get_k`/`get_v`:
 /// - off: V stored transposed (llama.cpp's layout without flash attention),
 ///   `mul_mat(K, Q)`, `soft_max_ext` with the f32 mask and the scale,
@@ -34,8 +37,10 @@ struct AttentionCalibrationGraph {
   /// models), so a crafted layer count cannot make the graphs, or the time
   /// they take, grow without bound.
   static let maximumTimedLayers = 128
-  /// Repetitions of each (depth, setting) cell after one untimed warm-up.
-  static let repetitions = 3
+  /// Repetitions of each (depth, setting) cell after one untimed warm-up: 5,
+  /// the fastest of which is kept (on shared cores a 3 ms graph is often
+  /// interrupted, and an interruption only ever adds time).
+  static let repetitions = 5
 
   /// The attention shape of a model, checked.
   struct Shape: Sendable, Equatable, CustomStringConvertible {
@@ -81,8 +86,15 @@ struct AttentionCalibrationGraph {
   /// Times `shape`'s attention at each of `depths` (tokens already in the
   /// cache), both ways, on `threads` threads; the calling thread must be a
   /// compute lane (`ComputeLanes`), so that ggml's OpenMP team is the lane's.
+  ///
+  /// Before each computation `evictBytes` of scratch memory are written
+  /// (untimed): in a real decode step the weights stream through the caches
+  /// between one step's read of a layer's K/V and the next, so K/V come from
+  /// memory, while back-to-back graphs of attention alone would find the
+  /// whole cache in L3 (SmolLM2's 30 MB at 1,024 tokens fits this EPYC's
+  /// 32 MiB) and time another regime.
   static func measure(
-    shape: Shape, depths: [Int], threads: Int
+    shape: Shape, depths: [Int], threads: Int, evictBytes: Int = 0
   ) -> Result<AttentionCalibration.Timings, Failure> {
     let cellsPerStep = depths.map { cells(atDepth: $0) }
     guard let kvSize = cellsPerStep.max(), !depths.isEmpty, depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
@@ -116,12 +128,17 @@ struct AttentionCalibrationGraph {
         graphs.append((depth, off, try session.graph(depth: depth, flash: true)))
       }
       let scale = Double(shape.layers) / Double(timedLayers)
+      let scratchBytes = min(max(0, evictBytes), maximumEvictBytes)
+      // A backend buffer, cleared through ggml: a write the compiler cannot drop.
+      let scratch = scratchBytes > 0 ? ggml_backend_alloc_buffer(backend, scratchBytes) : nil
+      defer { if let scratch { ggml_backend_buffer_free(scratch) } }
       var cells = graphs.map { AttentionCalibration.Cell(depth: $0.depth) }
       for round in 0...repetitions {
         for (index, entry) in graphs.enumerated() {
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           let order = (round + index).isMultiple(of: 2) ? [false, true] : [true, false]
           for flash in order {
+            if let scratch { ggml_backend_buffer_clear(scratch, UInt8(truncatingIfNeeded: round &+ 1)) }
             let seconds = try (flash ? entry.on : entry.off).compute(on: backend) * scale
             if round == 0 { continue }
             if flash { cells[index].on.append(seconds) } else { cells[index].off.append(seconds) }
@@ -133,6 +150,24 @@ struct AttentionCalibrationGraph {
     } catch {
       return .failure(error)
     }
+  }
+
+  /// The most scratch bytes written before a computation: 128 MiB.
+  static let maximumEvictBytes = 128 << 20
+
+  /// Bytes to write between computations so that K/V are read from memory as
+  /// in a real step: the last-level cache (from sysfs, else 32 MiB), or the
+  /// model's weights when those are smaller (they all stay cached then).
+  static func evictBytes(modelBytes: Int) -> Int {
+    let text = try? String(contentsOfFile: "/sys/devices/system/cpu/cpu0/cache/index3/size", encoding: .utf8)
+    let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    let cache: Int
+    if trimmed.hasSuffix("K"), let kib = Int(trimmed.dropLast()), kib > 0, kib < 1 << 20 {
+      cache = kib << 10
+    } else {
+      cache = 32 << 20
+    }
+    return min(max(0, modelBytes), cache, maximumEvictBytes)
   }
 
   /// The cells one decode step at `depth` reads: the depth plus the new token,
@@ -190,12 +225,17 @@ struct AttentionCalibrationGraph {
     /// One decode step's attention at `depth`, allocated and ready to compute.
     func graph(depth: Int, flash: Bool) throws(Failure) -> Graph {
       let cells = AttentionCalibrationGraph.cells(atDepth: depth)
-      let nodes = max(Int(GGML_DEFAULT_GRAPH_SIZE), 16 * layers)
+      let nodes = max(Int(GGML_DEFAULT_GRAPH_SIZE), 24 * layers)
       let params = ggml_init_params(
-        mem_size: ggml_tensor_overhead() * (16 * layers + 8) + ggml_graph_overhead_custom(nodes, false),
+        mem_size: ggml_tensor_overhead() * (24 * layers + 16) + ggml_graph_overhead_custom(nodes, false),
         mem_buffer: nil, no_alloc: true)
+      let inputParams = ggml_init_params(mem_size: ggml_tensor_overhead() * 8, mem_buffer: nil, no_alloc: true)
       guard let context = ggml_init(params) else { throw Failure(reason: "ggml_init failed") }
-      var made = Graph(context: context)
+      guard let inputs = ggml_init(inputParams) else {
+        ggml_free(context)
+        throw Failure(reason: "ggml_init failed")
+      }
+      var made = Graph(context: context, inputs: inputs)
       do throws(Failure) {
         try made.build(session: self, cells: cells, valid: depth + 1, flash: flash, nodes: nodes)
       } catch {
@@ -212,9 +252,13 @@ struct AttentionCalibrationGraph {
   }
 
   /// One graph: its tensor context, its allocator (which holds the
-  /// intermediate tensors' memory) and the graph.
+  /// intermediate tensors' memory) and the graph, and its inputs in a buffer
+  /// of their own: the allocator may reuse an input's memory for a later
+  /// node once it is read, and the inputs are set once for every computation.
   private struct Graph {
     let context: OpaquePointer
+    let inputs: OpaquePointer
+    var inputBuffer: ggml_backend_buffer_t? = nil
     var allocator: ggml_gallocr_t? = nil
     var graph: OpaquePointer? = nil
 
@@ -224,14 +268,31 @@ struct AttentionCalibrationGraph {
       let row = ggml_row_size(shape.kvType, head)
       let gqaRow = ggml_row_size(shape.kvType, head * Int64(shape.kvHeads))
       let element = ggml_row_size(shape.kvType, 1)
+      let width = head * Int64(shape.kvHeads)
       guard let graph = ggml_new_graph_custom(context, nodes, false),
-        let query = ggml_new_tensor_3d(context, GGML_TYPE_F32, head, Int64(shape.heads), 1),
-        let mask = ggml_new_tensor_4d(context, flash ? GGML_TYPE_F16 : GGML_TYPE_F32, Int64(cells), 1, 1, 1)
+        let query = ggml_new_tensor_3d(inputs, GGML_TYPE_F32, head, Int64(shape.heads), 1),
+        let mask = ggml_new_tensor_4d(inputs, flash ? GGML_TYPE_F16 : GGML_TYPE_F32, Int64(cells), 1, 1, 1),
+        let newKey = ggml_new_tensor_2d(inputs, GGML_TYPE_F32, width, 1),
+        let newValue = ggml_new_tensor_2d(inputs, GGML_TYPE_F32, flash ? width : 1, flash ? 1 : width),
+        let keyIndex = ggml_new_tensor_1d(inputs, GGML_TYPE_I64, 1),
+        let valueIndices = ggml_new_tensor_1d(inputs, GGML_TYPE_I64, flash ? 1 : width)
       else { throw Failure(reason: "ggml could not describe the graph") }
-      ggml_set_input(query)
-      ggml_set_input(mask)
+      for input in [query, mask, newKey, newValue, keyIndex, valueIndices] { ggml_set_input(input) }
+      guard let inputBuffer = ggml_backend_alloc_ctx_tensors(inputs, session.backend) else {
+        throw Failure(reason: "the graph's inputs could not be allocated")
+      }
+      self.inputBuffer = inputBuffer
       let scale = 1 / Float(shape.headSize).squareRoot()
       for layer in 0..<session.layers {
+        // The new token's K and V stored first, as `llama_kv_cache::cpy_k` and
+        // `cpy_v` do: a row of K; V a row too with flash attention, else one
+        // element per head dimension, `kvSize` cells apart (the transposed cache).
+        let valueCache =
+          flash
+          ? session.values[layer]
+          : ggml_reshape_2d(context, session.values[layer], 1, ggml_nelements(session.values[layer]))
+        ggml_build_forward_expand(graph, ggml_set_rows(context, session.keys[layer], newKey, keyIndex))
+        ggml_build_forward_expand(graph, ggml_set_rows(context, valueCache, newValue, valueIndices))
         let q = ggml_permute(context, query, 0, 2, 1, 3)
         let k = ggml_permute(
           context,
@@ -277,6 +338,13 @@ struct AttentionCalibrationGraph {
       self.graph = graph
       // The query: small finite values (0x3C3C3C3C is 0.0115 in f32).
       ggml_backend_tensor_memset(query, 0x3C, 0, ggml_nbytes(query))
+      ggml_backend_tensor_memset(newKey, 0x3C, 0, ggml_nbytes(newKey))
+      ggml_backend_tensor_memset(newValue, 0x3C, 0, ggml_nbytes(newValue))
+      // The new token goes to cell `valid - 1` (the depth).
+      let cell = Int64(valid - 1)
+      let indices = flash ? [cell] : (0..<width).map { $0 * Int64(session.kvSize) + cell }
+      indices.withUnsafeBytes { ggml_backend_tensor_set(keyIndex, $0.baseAddress, 0, 8) }
+      indices.withUnsafeBytes { ggml_backend_tensor_set(valueIndices, $0.baseAddress, 0, $0.count) }
       fill(mask: mask, cells: cells, valid: valid, half: flash)
     }
 
@@ -303,7 +371,9 @@ struct AttentionCalibrationGraph {
 
     func free() {
       if let allocator { ggml_gallocr_free(allocator) }
+      if let inputBuffer { ggml_backend_buffer_free(inputBuffer) }
       ggml_free(context)
+      ggml_free(inputs)
     }
   }
 }

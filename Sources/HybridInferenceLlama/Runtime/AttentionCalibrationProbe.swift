@@ -24,15 +24,20 @@ package enum AttentionCalibrationProbe {
   }
 
   /// Loads `modelPath` and calibrates it at `depths` on `threads` threads
-  /// (not remembered: every call measures).
-  package static func run(modelPath: String, threads: Int, depths: [Int]) async throws -> Figures {
+  /// (not remembered: every call measures); `evicting: false` leaves the
+  /// caches warm between computations (to show what eviction changes).
+  package static func run(
+    modelPath: String, threads: Int, depths: [Int], evicting: Bool = true
+  ) async throws -> Figures {
     let model = try await LocalSystemModel(modelPath: modelPath, threads: threads).loadedModel(progress: nil)
     guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
       throw HybridInferenceError.generationFailed("the model's attention shape cannot be measured")
     }
+    let evict =
+      evicting ? AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer))) : 0
     let start = ContinuousClock.now
     let measured = await ComputeLane.run {
-      AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads)
+      AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
     }
     let elapsed = ContinuousClock.now - start
     let timings: AttentionCalibration.Timings

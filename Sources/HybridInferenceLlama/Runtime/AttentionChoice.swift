@@ -84,6 +84,7 @@ enum AttentionChoice {
       return AttentionCalibration.Verdict(flash: nil, reason: "the model's attention shape cannot be measured")
     }
     let depths = AttentionCalibration.depths(contextSize: contextSize)
+    let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))
     let key = AttentionCalibrationStore.Key(model: model.fingerprint, shape: shape, threads: threads, depths: depths)
     return await AttentionCalibrationStore.shared.verdict(for: key, directory: directory) {
       let budget = ComputeBudget.shared
@@ -91,7 +92,7 @@ enum AttentionChoice {
       defer { budget.release(cores) }
       let start = ContinuousClock.now
       let measured = await ComputeLane.run {
-        AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads)
+        AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
       }
       let cost = (ContinuousClock.now - start).components
       let milliseconds = cost.seconds * 1000 + cost.attoseconds / 1_000_000_000_000_000
