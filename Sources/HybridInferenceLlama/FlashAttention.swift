@@ -12,7 +12,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// attention is timed both ways on this machine with the model's shapes,
   /// with 0, 256 and 1,024 tokens in the cache (fewer when the context is
   /// smaller), and the faster setting wins, deeper steps weighing more. It
-  /// costs about 50 ms for SmolLM2 on 2 cores and runs once per model file,
+  /// costs 80-150 ms for SmolLM2-sized models on 2 cores and runs once per model file,
   /// llama.cpp build, CPU and thread count in a process; with a
   /// `PromptCache.directory` the decision is also stored there, so the prompt
   /// cache's keys stay the same from one process to the next. When the two
