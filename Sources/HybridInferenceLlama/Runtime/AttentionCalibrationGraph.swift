@@ -133,7 +133,10 @@ struct AttentionCalibrationGraph {
       let scratch = scratchBytes > 0 ? ggml_backend_alloc_buffer(backend, scratchBytes) : nil
       defer { if let scratch { ggml_backend_buffer_free(scratch) } }
       var cells = graphs.map { AttentionCalibration.Cell(depth: $0.depth) }
+      let start = DispatchTime.now().uptimeNanoseconds
       for round in 0...repetitions {
+        // Busy cores stretch every computation: past the budget, the rounds done decide.
+        if round > 1, Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9 > timeBudget { break }
         for (index, entry) in graphs.enumerated() {
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           let order = (round + index).isMultiple(of: 2) ? [false, true] : [true, false]
@@ -151,6 +154,11 @@ struct AttentionCalibrationGraph {
       return .failure(error)
     }
   }
+
+  /// Seconds after which no further round of repetitions starts (one timed
+  /// round always runs): on cores busy with other work the calibration ran
+  /// 8 s for Gemma 3 270M, where 0.1-0.2 s is usual.
+  static let timeBudget = 0.5
 
   /// The most scratch bytes written before a computation: 128 MiB.
   static let maximumEvictBytes = 128 << 20

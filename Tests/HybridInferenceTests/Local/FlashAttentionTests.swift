@@ -148,8 +148,9 @@ final class FlashAttentionTests: XCTestCase {
     let timings = try result.get()
     XCTAssertEqual(timings.cells.map(\.depth), [0, 256, 1024])
     for cell in timings.cells {
-      XCTAssertEqual(cell.on.count, AttentionCalibrationGraph.repetitions)
-      XCTAssertEqual(cell.off.count, AttentionCalibrationGraph.repetitions)
+      // All repetitions, or fewer past the time budget (busy cores), never none.
+      XCTAssertTrue((1...AttentionCalibrationGraph.repetitions).contains(cell.on.count), "\(cell)")
+      XCTAssertEqual(cell.on.count, cell.off.count)
       XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
     }
     XCTAssertFalse(AttentionCalibration.decide(timings).reason.isEmpty)
