@@ -28,8 +28,8 @@ step "streamed decode beside llama-bench tg128 (threads $THREADS, then 1)"
 step "decode at depth 0/256/1,024/3,000 beside llama-bench -fa 0 and -fa 1, a 10-turn chat, prefill at the library's setting"
 "$BIN/local-benchmark" depth "$MODEL" "$LLAMA_BENCH" "$THREADS" "${BENCH_DEPTH_RUNS:-3}" | tee "$OUT/depth"
 
-step "flash attention -fa 0 / -fa 1 by attention head width (the data of FlashAttention.automatic; BENCH_GEMMA=<gemma-3-270m.gguf> adds Gemma 3 270M)"
-LLAMA_BENCH_BIN="$LLAMA_BENCH" scripts/attention-rule-data.sh "${BENCH_GEMMA:-}" | tee "$OUT/rule"
+step "the flash-attention calibration beside llama-bench -fa 1 / -fa 0 by attention head width (FlashAttention.automatic; BENCH_GEMMA=<gemma-3-270m.gguf> adds Gemma 3 270M)"
+LLAMA_BENCH_BIN="$LLAMA_BENCH" LOCAL_BENCHMARK_BIN="$BIN/local-benchmark" scripts/attention-calibration-check.sh "${BENCH_GEMMA:-}" | tee "$OUT/rule"
 
 step "sessions answering at once: 1, 4, 16, beside llama-server -np 4"
 "$BIN/local-benchmark" concurrent "$MODEL" "$THREADS" "${BENCH_CONCURRENT_RUNS:-5}" | tee "$OUT/concurrent"
@@ -135,9 +135,9 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "- CPU: $CPU_MODEL (lscpu \"Model name\"), $(getconf _NPROCESSORS_ONLN) CPUs"
     echo "- Ours: \`LocalSystemModel(contextSize: 4096)\` with \`flashAttention: .automatic\`, a new session per depth, \`streamResponse\`, greedy, timed from the first snapshot to the last; llama-bench \`-p 0 -n 128 -d <our prompt's tokens> -fa 0|1 -r 1\`, alternated with ours"
     echo; echo '```'; cat "$OUT/depth"; echo '```'; echo
-    echo "### What .automatic is decided from: llama-bench by attention head width"
+    echo "### What \`.automatic\` is decided from: the calibration beside llama-bench"
     echo
-    echo "Copies of a model with the same weights split into wider or narrower heads (scripts/attention-rule-data.sh): the matrix products are unchanged, only attention differs."
+    echo "The calibration's predicted per-token difference (on - off) beside llama-bench tg64 -fa 1 - -fa 0 at the same depths (scripts/attention-calibration-check.sh); h96/h192 and random copies split the same weights into other head widths: only attention differs."
     echo; cat "$OUT/rule"; echo
     echo "## 1c. Sessions answering at once (issue 14, goal 2: 4 sessions >= 1.3x one; 16 not slower than 4)"
     echo; echo '```'; cat "$OUT/concurrent"; echo '```'; echo

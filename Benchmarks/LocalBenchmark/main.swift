@@ -19,6 +19,7 @@ import HybridInferenceRemote
 //   local-benchmark concurrent <model.gguf> [threads] [runs]   (issue 14: 1, 4, 16 sessions, beside llama-server -np 4)
 //   local-benchmark depth <model.gguf> <llama-bench> [threads] [runs]   (issue 22: decode at depth, -fa 0 / -fa 1, a 10-turn chat)
 //   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
+//   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (issue 22: the flash-attention calibration beside llama-bench -fa 0 / -fa 1)
 
 let arguments = CommandLine.arguments
 
@@ -151,6 +152,13 @@ do {
     print(
       "constrained / unconstrained: \(format(constrainedMedian / freeMedian, 3)); grammar cost \(format((1 - constrainedMedian / freeMedian) * 100)) % (target < 15 %)"
     )
+  case "calibrate":
+    guard arguments.count >= 4 else { throw BenchmarkError("calibrate needs the llama-bench path") }
+    let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2
+    let rounds = arguments.count > 5 ? Int(arguments[5]) ?? 3 : 3
+    try await AttentionCalibrationCheck.run(
+      modelPaths: path.split(separator: ",").map(String.init), llamaBench: arguments[3], threads: threads,
+      rounds: rounds)
   case "multiturn":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()

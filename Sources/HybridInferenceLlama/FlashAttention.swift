@@ -1,15 +1,26 @@
 /// Whether llama.cpp computes attention with its fused flash-attention kernel
 /// (`LocalSystemModel.flashAttention`).
 ///
-/// Which is faster depends on the model and the machine: on a CPU, SmolLM2
-/// (attention heads 64 wide) decodes 2-3x slower with it on once a thousand
-/// tokens are in the KV cache, while Gemma 3 270M (heads 256 wide) is a little
-/// faster with it on. llama.cpp's own default turns it on for the CPU backend
-/// whatever the model, so the library decides instead (`.automatic`).
+/// Which is faster depends on the model and on the machine: on a 2-core
+/// Intel Xeon, SmolLM2 (attention heads 64 wide) decodes 2.3-2.7x slower with
+/// it on once a thousand tokens are in the KV cache, while on an AMD EPYC of
+/// the same machine type it is 4-9% faster with it on. No rule on the model
+/// alone is right on both, so `.automatic` measures.
 public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
-  /// Decided when the context is made, from the model's attention head size
-  /// and the backend (`AttentionChoice`), and logged at `.info` to the
-  /// handler of `LocalSystemModel.setLlamaLogHandler(_:)`.
+  /// Decided when the first context is made (`prepare()` or the first
+  /// request). On the CPU backend, by a calibration: one decode step's
+  /// attention is timed both ways on this machine with the model's shapes,
+  /// with 0, 256 and 1,024 tokens in the cache (fewer when the context is
+  /// smaller), and the faster setting wins, deeper steps weighing more. It
+  /// costs 80-150 ms for SmolLM2-sized models on 2 cores and runs once per model file,
+  /// llama.cpp build, CPU and thread count in a process; with a
+  /// `PromptCache.directory` the decision is also stored there, so the prompt
+  /// cache's keys stay the same from one process to the next. When the two
+  /// settings are within 3% of each other, or the measurement cannot be made,
+  /// a rule decides: on for attention heads 128 or more wide, off below. On a
+  /// GPU backend, llama.cpp's own choice stands. The decision and the times
+  /// behind it are logged at `.info` to the handler of
+  /// `LocalSystemModel.setLlamaLogHandler(_:)`.
   case automatic
   /// Always the fused kernel.
   case on

@@ -44,15 +44,22 @@ extension LocalSystemModel {
   }
 
   /// How this model value's context is made (after `validateSettings()`).
-  func settings(for model: LlamaModel) -> BatchedContext.Settings {
+  /// With `.automatic` flash attention on the CPU backend, the first call for
+  /// a model file calibrates it (`AttentionChoice.calibrated`); later ones
+  /// find the decision remembered.
+  func settings(for model: LlamaModel) async -> BatchedContext.Settings {
     let contextSize = effectiveContextSize(trainedContextLength: model.trainedContextLength)
+    let threads = min(max(1, self.threads), Self.maximumThreads)
+    let directory = promptCache?.directoryURL
+    let decision = await AttentionChoice.decide(
+      flashAttention,
+      facts: AttentionChoice.Facts(headSize: model.attentionHeadSize, offloadsToGPU: llama_supports_gpu_offload())
+    ) {
+      await AttentionChoice.calibrated(model: model, threads: threads, contextSize: contextSize, directory: directory)
+    }
     return BatchedContext.Settings(
-      contextSize: contextSize, batchSize: min(max(1, batchSize), contextSize),
-      threads: min(max(1, threads), Self.maximumThreads),
-      sequences: sequenceCount,
-      flashAttention: AttentionChoice.decide(
-        flashAttention,
-        facts: AttentionChoice.Facts(headSize: model.attentionHeadSize, offloadsToGPU: llama_supports_gpu_offload())))
+      contextSize: contextSize, batchSize: min(max(1, batchSize), contextSize), threads: threads,
+      sequences: sequenceCount, flashAttention: decision)
   }
 
   /// Memory the model needs: the weights unless already loaded, plus the KV

@@ -113,7 +113,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
     try validateSettings()
     let model = try await loadedModel(progress: progress)
-    try await handle.context(for: model, settings: settings(for: model), promptCache: promptCache).prepare()
+    let settings = await settings(for: model)
+    try await handle.context(for: model, settings: settings, promptCache: promptCache).prepare()
   }
 
   /// llama.cpp's own log is process-wide: this routes it (quiet by default).
@@ -155,7 +156,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       return (rendered.tools, rendered.tokens, shareable)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
-    let context = handle.context(for: model, settings: settings(for: model), promptCache: promptCache)
+    let context = handle.context(for: model, settings: await settings(for: model), promptCache: promptCache)
     claim.uses(context)
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     let name = model.name

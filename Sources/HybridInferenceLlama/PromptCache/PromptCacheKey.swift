@@ -41,8 +41,8 @@ struct PromptCacheKey: Sendable, Equatable {
     self.init(model: model, typeK: params.type_k, typeV: params.type_v, flashAttention: flashAttention)
   }
 
-  /// The linked llama.cpp, read once.
-  private static let build: String = {
+  /// The linked llama.cpp, read once (also in `AttentionCalibrationStore.Key`).
+  static let build: String = {
     let info = llama_print_system_info().map { String(cString: $0) } ?? ""
     var library = "unknown"
     let symbol: @convention(c) (OpaquePointer?, llama_batch) -> Int32 = llama_decode

@@ -1,32 +1,25 @@
 import CLlama
+import Foundation
+import HybridInferenceCore
 
-/// What `FlashAttention.automatic` turns into: a rule on facts known at load,
-/// no timing at run time.
+/// What `FlashAttention` turns into for llama.cpp, and why (for the log).
 ///
-/// The rule, from llama-bench `-fa 0` against `-fa 1` (Benchmarks/RESULTS.md
-/// §1d, `scripts/attention-rule-data.sh`): on the CPU backend the fused kernel
-/// pays off deep into a conversation only for wide attention heads. Heads 64
-/// wide (SmolLM2) decode 2.3-2.7x faster with it off at 1,024 tokens on a
-/// 2-core Intel Xeon, and are even to 11% faster with it on on an AMD EPYC;
-/// 96 wide lose 23-25% with it on at 1,024-3,000
-/// tokens on the EPYC; 128, 192 and 256 wide gain with it on there (+4% and
-/// +17% at 1,024 tokens for random-weight llamas 128 and 256 wide, +14% and
-/// +34% at 1,024 and 3,000 for SmolLM2's weights in heads 192 wide), and
-/// Gemma 3 270M (256) is even or a little faster with it on on both. No one
-/// setting is right for 64-wide heads on both CPUs; off loses at most 11% on
-/// one and wins 2.7x on the other, so narrow heads get it off.
-///
-/// A rule and not a calibration: it is free, the same on every run (a few
-/// decode steps timed at load read the noise of shared cores as often as the
-/// difference, and filling a KV cache to a depth where attention matters
-/// costs a second or more), and it gives the prompt cache a key that does not
-/// change from one process to the next.
-///
-/// A GPU backend keeps llama.cpp's own choice (`LLAMA_FLASH_ATTN_TYPE_AUTO`,
-/// on where the device supports it): nothing here was measured there.
+/// - `.on` and `.off` are what they say, and never measure anything.
+/// - `.automatic` on a GPU backend keeps llama.cpp's own choice
+///   (`LLAMA_FLASH_ATTN_TYPE_AUTO`, on where the device supports it): nothing
+///   here was measured there.
+/// - `.automatic` on the CPU backend is calibrated: one decode step's
+///   attention is timed both ways on this machine with the model's shapes
+///   (`AttentionCalibration`, about a tenth of a second, once per model file,
+///   llama.cpp build, CPU and thread count: `AttentionCalibrationStore`).
+///   When the two are even, or the measurement cannot be made (a shape ggml
+///   refuses, an allocation that fails), the head-width rule decides
+///   (`fallback(headSize:)`).
 enum AttentionChoice {
-  /// The narrowest attention head for which the CPU backend gets the fused
-  /// kernel.
+  /// The narrowest attention head for which the fallback rule turns the fused
+  /// kernel on (the rule `.automatic` was before the calibration: on an Intel
+  /// Xeon heads 64 wide decode 2.3-2.7x faster with it off at 1,024 tokens,
+  /// heads 128 wide and more gain with it on, RESULTS.md §1d).
   static let minimumCPUHeadSize = 128
 
   /// What the decision is made from, injected so that tests can state them.
@@ -44,8 +37,11 @@ enum AttentionChoice {
     var reason: String
   }
 
-  /// The llama.cpp setting for `setting` on a model and backend with `facts`.
-  static func decide(_ setting: FlashAttention, facts: Facts) -> Decision {
+  /// The llama.cpp setting for `setting`; `calibrate` is called only for
+  /// `.automatic` on the CPU backend.
+  static func decide(
+    _ setting: FlashAttention, facts: Facts, calibrate: () async -> AttentionCalibration.Verdict
+  ) async -> Decision {
     switch setting {
     case .on: return Decision(type: LLAMA_FLASH_ATTN_TYPE_ENABLED, reason: "on (asked)")
     case .off: return Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "off (asked)")
@@ -54,14 +50,60 @@ enum AttentionChoice {
     if facts.offloadsToGPU {
       return Decision(type: LLAMA_FLASH_ATTN_TYPE_AUTO, reason: "llama.cpp's choice (automatic, GPU backend)")
     }
-    guard let head = facts.headSize, head >= minimumCPUHeadSize else {
-      let size = facts.headSize.map { "\($0)" } ?? "unknown"
+    let verdict = await calibrate()
+    guard let flash = verdict.flash else {
+      let rule = fallback(headSize: facts.headSize)
+      return Decision(type: rule.type, reason: "\(rule.reason) (automatic, calibration: \(verdict.reason))")
+    }
+    return Decision(
+      type: flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED,
+      reason: "\(verdict.reason) (automatic, calibrated)")
+  }
+
+  /// The head-width rule, for a tie or a failed calibration: on for heads
+  /// `minimumCPUHeadSize` wide or more, off for narrower or unknown ones.
+  static func fallback(headSize: Int?) -> Decision {
+    guard let head = headSize, head >= minimumCPUHeadSize else {
+      let size = headSize.map { "\($0)" } ?? "unknown"
       return Decision(
         type: LLAMA_FLASH_ATTN_TYPE_DISABLED,
-        reason: "off (automatic: CPU backend, attention heads \(size) wide, under \(minimumCPUHeadSize))")
+        reason: "off by the head-width rule (heads \(size) wide, under \(minimumCPUHeadSize))")
     }
     return Decision(
       type: LLAMA_FLASH_ATTN_TYPE_ENABLED,
-      reason: "on (automatic: CPU backend, attention heads \(head) wide, \(minimumCPUHeadSize) or more)")
+      reason: "on by the head-width rule (heads \(head) wide, \(minimumCPUHeadSize) or more)")
+  }
+
+  /// The calibrated verdict for `model` run on `threads` threads with a
+  /// window of `contextSize` tokens: remembered, stored in `directory`, or
+  /// measured now on a compute lane once `threads` cores are free.
+  static func calibrated(
+    model: LlamaModel, threads: Int, contextSize: Int, directory: URL?
+  ) async -> AttentionCalibration.Verdict {
+    guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
+      return AttentionCalibration.Verdict(flash: nil, reason: "the model's attention shape cannot be measured")
+    }
+    let depths = AttentionCalibration.depths(contextSize: contextSize)
+    let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))
+    let key = AttentionCalibrationStore.Key(model: model.fingerprint, shape: shape, threads: threads, depths: depths)
+    return await AttentionCalibrationStore.shared.verdict(for: key, directory: directory) {
+      let budget = ComputeBudget.shared
+      let cores = (try? await budget.acquire(threads: threads)) ?? 0
+      defer { budget.release(cores) }
+      let start = ContinuousClock.now
+      let measured = await ComputeLane.run {
+        AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
+      }
+      let cost = (ContinuousClock.now - start).components
+      let milliseconds = cost.seconds * 1000 + cost.attoseconds / 1_000_000_000_000_000
+      switch measured {
+      case .success(let timings):
+        var verdict = AttentionCalibration.decide(timings)
+        verdict.reason += "; calibrated in \(milliseconds) ms"
+        return verdict
+      case .failure(let failure):
+        return AttentionCalibration.Verdict(flash: nil, reason: "failed (\(failure.reason))")
+      }
+    }
   }
 }

