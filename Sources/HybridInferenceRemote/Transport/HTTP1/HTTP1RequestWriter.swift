@@ -45,10 +45,7 @@ enum HTTP1RequestWriter {
     let shownHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     line(components.port.map { "Host: \(shownHost):\($0)" } ?? "Host: \(shownHost)")
     for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
-      guard isToken(name) else { throw TransportFailure.invalidRequestHeader(name: "(not a token)") }
-      guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-        throw TransportFailure.invalidRequestHeader(name: name)
-      }
+      try validate(name: name, value: value)
       if framingHeaders.contains(name.lowercased()) { continue }
       line("\(name): \(value)")
     }
@@ -58,6 +55,16 @@ enum HTTP1RequestWriter {
     line("")
     out.append(contentsOf: body)
     return out
+  }
+
+  /// Throws `TransportFailure.invalidRequestHeader` unless `name` is a token
+  /// and `value` free of CR, LF and NUL. (FoundationNetworking's `URLRequest`
+  /// already drops such values; this holds whatever built the request.)
+  static func validate(name: String, value: String) throws {
+    guard isToken(name) else { throw TransportFailure.invalidRequestHeader(name: "(not a token)") }
+    guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+      throw TransportFailure.invalidRequestHeader(name: name)
+    }
   }
 
   /// Whether `text` is an RFC 9110 token: the characters a method or header name may have.

@@ -42,7 +42,8 @@ struct HTTP1ResponseParser {
   /// Whether any byte arrived: a reused connection that fails before one is
   /// safe to try again.
   private(set) var receivedAnyByte = false
-  /// Bytes came after the response ended: the connection is not reusable.
+  /// Bytes came after the response ended, or the body ended with the
+  /// connection: the connection is not reusable.
   private var trailingBytes = false
 
   /// - Parameter isHeadRequest: The request was HEAD: no body follows any head.
@@ -159,6 +160,7 @@ struct HTTP1ResponseParser {
     case .done: return []
     case .untilClose:
       state = .done
+      trailingBytes = true
       return [.end]
     case .head where !receivedAnyByte: throw .closedBeforeResponse
     default: throw .truncated
