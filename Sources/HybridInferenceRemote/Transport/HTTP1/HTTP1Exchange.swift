@@ -18,9 +18,10 @@ import HybridInferenceCore
 /// exchange thread then closes the socket, never returning it to the pool.
 ///
 /// `@unchecked Sendable`: the request, deadlines and continuation are
-/// immutable (the continuation is itself safe from any thread); the mutable
-/// part, the cancel flag and the socket a canceller may shut down, is in
-/// `state`, a `Locked`.
+/// immutable (the continuation is itself safe from any thread); what a
+/// canceller touches, the cancel flag and the socket it shuts down, is in
+/// `state`, a `Locked`; `connectedSent` is read and written only by the
+/// exchange thread.
 final class HTTP1Exchange: @unchecked Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
@@ -43,6 +44,8 @@ final class HTTP1Exchange: @unchecked Sendable {
   private let deadline: ContinuousClock.Instant
   private let continuation: Continuation
   private let state = Locked(State())
+  /// Whether `.connected` went out (exchange thread only): it is sent once,
+  /// whatever retries and redirects follow.
   private var connectedSent = false
 
   init(
