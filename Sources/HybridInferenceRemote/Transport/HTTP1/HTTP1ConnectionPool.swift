@@ -6,11 +6,11 @@ import HybridInferenceCore
 /// being opened), idle ones reused most recently used first, requests past
 /// the limit served first come, first served.
 ///
-/// `@unchecked Sendable`: every field is read and written under `condition`
-/// (an `NSCondition`, because a request past the limit blocks its exchange
-/// thread until a connection comes free, its deadline passes or it is
-/// cancelled); exchange threads, cancelling threads and the idle timer all
-/// call in.
+/// `@unchecked Sendable`: every field is read and written under `lock`;
+/// exchange threads and the idle timer call in. A request past the limit
+/// blocks its exchange thread on its own semaphore until a connection is
+/// handed to it, its deadline passes or it is cancelled: one semaphore per
+/// waiter, so a release wakes the one it serves, not all of them.
 final class HTTP1ConnectionPool: @unchecked Sendable {
   /// What `acquire` hands out: a slot counted against the limit, with an
   /// idle connection in it or none (the caller opens one).
@@ -20,10 +20,11 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
 
   private final class Waiter {
     var lease: Lease?
+    let wakeUp = DispatchSemaphore(value: 0)
   }
 
   private let limit: Int
-  private let condition = NSCondition()
+  private let lock = NSLock()
   /// Idle connections, the most recently used last.
   private var idle: [HTTP1Socket] = []
   /// Connections counted against the limit: idle, in use, being opened.
@@ -42,12 +43,21 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   /// - Throws: `URLError(.timedOut)` at `deadline`, `.cancelled` once
   ///   `isCancelled` says so.
   func acquire(until deadline: ContinuousClock.Instant, isCancelled: () -> Bool) throws(URLError) -> Lease {
-    condition.lock()
-    defer { condition.unlock() }
-    if waiters.isEmpty, let lease = takeLocked() { return lease }
+    lock.lock()
+    if waiters.isEmpty, let lease = takeLocked() {
+      lock.unlock()
+      return lease
+    }
     let waiter = Waiter()
     waiters.append(waiter)
-    while waiter.lease == nil {
+    lock.unlock()
+    while true {
+      // Cut into slices: a cancellation sets a flag, it does not signal.
+      let slice = min(max(deadline - ContinuousClock.now, .zero), .milliseconds(250))
+      _ = waiter.wakeUp.wait(timeout: .now() + .milliseconds(Int(slice / .milliseconds(1)) + 1))
+      lock.lock()
+      defer { lock.unlock() }
+      if let lease = waiter.lease { return lease }
       // A slot freed by a sweep or a close goes to the first in line.
       if waiters.first === waiter, let lease = takeLocked() {
         waiters.removeFirst()
@@ -57,10 +67,14 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
         waiters.removeAll { $0 === waiter }
         throw URLError(isCancelled() ? .cancelled : .timedOut)
       }
-      // Cut into slices: a cancellation sets a flag, not the condition.
-      _ = condition.wait(until: Date(timeIntervalSinceNow: 0.25))
     }
-    return waiter.lease ?? Lease()
+  }
+
+  /// Gives `lease` to the first waiter and wakes it; under `lock`.
+  private func handOverLocked(_ lease: Lease) {
+    let waiter = waiters.removeFirst()
+    waiter.lease = lease
+    waiter.wakeUp.signal()
   }
 
   /// Hands the slot back: with the connection when it can carry another
@@ -69,13 +83,13 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   func release(_ socket: HTTP1Socket?, reusable: Bool) {
     var toClose: HTTP1Socket? = reusable ? nil : socket
     var scheduleSweep: Duration?
-    condition.lock()
+    lock.lock()
     if reusable, let socket, closed {
       toClose = socket
       open -= 1
     } else if reusable, let socket {
       if !waiters.isEmpty {
-        waiters.removeFirst().lease = Lease(socket: socket)
+        handOverLocked(Lease(socket: socket))
       } else {
         socket.idleSince = .now
         idle.append(socket)
@@ -85,12 +99,11 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
         }
       }
     } else if !waiters.isEmpty, !closed {
-      waiters.removeFirst().lease = Lease(socket: nil)
+      handOverLocked(Lease(socket: nil))
     } else {
       open -= 1
     }
-    condition.broadcast()
-    condition.unlock()
+    lock.unlock()
     toClose?.close()
     if let scheduleSweep { self.scheduleSweep(after: scheduleSweep) }
   }
@@ -106,25 +119,25 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
 
   /// Closes every idle connection; later releases close theirs.
   func close() {
-    condition.lock()
+    lock.lock()
     closed = true
     let sockets = idle
     open -= idle.count
     idle = []
-    condition.unlock()
+    lock.unlock()
     sockets.forEach { $0.close() }
   }
 
   /// The number of idle connections (for tests).
   var idleCount: Int {
-    condition.lock()
-    defer { condition.unlock() }
+    lock.lock()
+    defer { lock.unlock() }
     return idle.count
   }
 
   /// Closes the idle connections whose time is up.
   private func sweep() {
-    condition.lock()
+    lock.lock()
     let now = ContinuousClock.now
     var expired: [HTTP1Socket] = []
     idle.removeAll { socket in
@@ -135,8 +148,9 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     open -= expired.count
     let next = idle.compactMap { socket in socket.idleSince.map { socket.idleTimeout - (now - $0) } }.min()
     sweepScheduled = next != nil
-    condition.broadcast()
-    condition.unlock()
+    // Freed slots go to whoever waits first (it takes one when it wakes).
+    waiters.first?.wakeUp.signal()
+    lock.unlock()
     expired.forEach { $0.close() }
     if let next { scheduleSweep(after: max(next, .zero)) }
   }
