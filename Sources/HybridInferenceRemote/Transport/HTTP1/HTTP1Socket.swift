@@ -30,7 +30,9 @@ import HybridInferenceCore
 /// `shutdown` never lands on a reused descriptor number.
 final class HTTP1Socket: @unchecked Sendable {
   let descriptor: Int32
-  /// When the connection went idle in the pool, and how long it may stay so.
+  /// When the connection went idle in the pool, and how long it may stay so:
+  /// written by the holder before it hands the socket back and by the pool
+  /// under its lock, so never by two threads at once.
   var idleSince: ContinuousClock.Instant?
   var idleTimeout: Duration = HTTP1Client.defaultIdleTimeout
 
