@@ -8,6 +8,10 @@ import XCTest
   import FoundationNetworking
 #endif
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The HTTP/1.1 client through `HTTPTransport`, against a scripted server:
 /// keep-alive reuse, the connection limit, the stale-connection retry,
 /// cancellation, IPv6, redirects and hostile responses.
@@ -207,6 +211,25 @@ final class HTTP1ClientTests: XCTestCase {
       XCTAssertEqual((outcome.error as? URLError)?.code, expected, reply)
       if expected == nil { XCTAssertEqual(outcome.body, Data("ok".utf8)) }
     }
+  }
+
+  func testAProxyInTheEnvironment_sendsThePlainHTTPRequestThroughURLSessionAndTheProxy() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in .send(Self.ok) }
+    defer { server.stop() }
+    let proxy = try ScriptedHTTPServer { _, _, _ in
+      .send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nproxy")
+    }
+    defer { proxy.stop() }
+    setenv("http_proxy", "http://127.0.0.1:\(proxy.port)", 1)
+    defer { unsetenv("http_proxy") }
+    let transport = HTTPTransport()
+    let outcome = await Self.run(transport, try server.url())
+    XCTAssertEqual(outcome.body, Data("proxy".utf8), "libcurl sent it to the proxy")
+    XCTAssertEqual(server.stats.withLock(\.connections), 0)
+    setenv("no_proxy", "127.0.0.1", 1)
+    defer { unsetenv("no_proxy") }
+    let direct = await Self.run(transport, try server.url())
+    XCTAssertEqual(direct.body, Data("ok".utf8), "no_proxy matches: the library's client, straight to the server")
   }
 
   func testURLSessionOption_andProxiedRequests_stayOnURLSession() throws {
