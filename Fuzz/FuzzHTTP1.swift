@@ -32,7 +32,7 @@ public func fuzzHTTP1(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         let end = min(bytes.count, position + size)
         events += try parser.feed(bytes[position..<end])
         position = end
-        size = size * 5 % 13 + 1
+        if size != Int.max { size = size * 5 % 13 + 1 }
       }
       events += try parser.finish()
       return .success(events)
