@@ -28,6 +28,15 @@ final class HTTP1RequestWriterTests: XCTestCase {
     XCTAssertTrue(written.hasSuffix("\r\n\r\n{}"))
   }
 
+  func testUserAndPasswordInTheURL_becomeBasicCredentials_unlessTheRequestHasItsOwn() throws {
+    let url = try XCTUnwrap(URL(string: "http://user:p%40ss@127.0.0.1:1/"))
+    XCTAssertTrue(try text(URLRequest(url: url)).contains("Authorization: Basic dXNlcjpwQHNz\r\n"))
+    XCTAssertFalse(try text(URLRequest(url: url)).contains("user:"), "no userinfo in the target or Host")
+    var own = URLRequest(url: url)
+    own.setValue("Bearer k", forHTTPHeaderField: "Authorization")
+    XCTAssertFalse(try text(own).contains("Basic"))
+  }
+
   func testIPv6Host_isBracketed_andAnEmptyPathIsSlash() throws {
     let written = try text(URLRequest(url: try XCTUnwrap(URL(string: "http://[::1]:9"))))
     XCTAssertTrue(written.hasPrefix("GET / HTTP/1.1\r\nHost: [::1]:9\r\n"), written)

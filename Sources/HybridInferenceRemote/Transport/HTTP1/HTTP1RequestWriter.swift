@@ -6,7 +6,8 @@ import HybridInferenceCore
 #endif
 
 /// Writes a `URLRequest` as HTTP/1.1 bytes: request line with the
-/// origin-form target, `Host`, the request's own headers, `Content-Length`
+/// origin-form target, `Host`, the request's own headers, Basic credentials
+/// from the URL's user and password (as libcurl does), `Content-Length`
 /// and the body, in one buffer so it goes out in as few writes as the socket
 /// allows.
 ///
@@ -48,6 +49,12 @@ enum HTTP1RequestWriter {
       try validate(name: name, value: value)
       if framingHeaders.contains(name.lowercased()) { continue }
       line("\(name): \(value)")
+    }
+    // A user and password in the URL become Basic credentials, as libcurl
+    // sends them, unless the request carries its own Authorization.
+    if let user = components.user, request.value(forHTTPHeaderField: "Authorization") == nil {
+      let credentials = Data("\(user):\(components.password ?? "")".utf8).base64EncodedString()
+      line("Authorization: Basic \(credentials)")
     }
     if !body.isEmpty || !["GET", "HEAD", "DELETE", "OPTIONS"].contains(method) {
       line("Content-Length: \(body.count)")
