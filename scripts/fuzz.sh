@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in Fuzz/ and runs each on its corpus (issue 9, point 7;
-# issue 19, point 6 added template, schema and json).
+# issue 19, point 6 added template, schema and json; issue 22 http1).
 #
 #   scripts/fuzz.sh                       build, then run every target FUZZ_SECONDS (default 60) at once
 #   FUZZ_SECONDS=600 scripts/fuzz.sh      the long run
-#   FUZZ_TARGETS="sse" scripts/fuzz.sh    some of: sse response gguf template schema json
+#   FUZZ_TARGETS="sse" scripts/fuzz.sh    some of: sse response gguf template schema json http1
 #   FUZZ_MERGE=1 scripts/fuzz.sh          after the run, minimise each corpus into Fuzz/corpus/<target>
 #
 # Each target is the library's sources compiled as one module with
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 . scripts/common.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json"}
+FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json http1"}
 # An input that takes longer than this is a finding (libFuzzer's own default is 20 minutes):
 # the chat template budget stops any template within about a second of CPU even under
 # ASan; the rest is margin for six targets at nice 19 on a busy machine.
@@ -38,6 +38,7 @@ entry() {
     template) echo Fuzz/FuzzTemplate.swift ;;
     schema) echo Fuzz/FuzzSchema.swift ;;
     json) echo Fuzz/FuzzJSONPrefix.swift ;;
+    http1) echo Fuzz/FuzzHTTP1.swift ;;
     *) echo "unknown fuzz target $1" >&2; exit 2 ;;
   esac
 }

@@ -115,6 +115,10 @@ package enum RemoteErrorMapping {
       return HybridInferenceError.timedOut(timeout)
     case .redirectRefused(let from, let to)?:
       return HybridInferenceError.redirectRefused(from: from.description, to: to.description)
+    case .invalidRequestHeader(let name)?:
+      return HybridInferenceError.invalidOptions(
+        "the request header \(ServerText.inert(name, limit: 64)) has a line break, NUL or invalid name; nothing was sent"
+      )
     case nil:
       break
     }

@@ -40,7 +40,8 @@ package struct RemoteModelShell: Sendable {
         $0, keyPlacement: keyPlacement, metadataHost: environment["GCE_METADATA_HOST"], options: requestOptions,
         log: log)
     }
-    self.transport = HTTPTransport(maximumConnectionsPerHost: requestOptions.maximumConnectionsPerHost)
+    self.transport = HTTPTransport(
+      maximumConnectionsPerHost: requestOptions.maximumConnectionsPerHost, transport: requestOptions.transport)
   }
 
   /// The key, when the credential is one.

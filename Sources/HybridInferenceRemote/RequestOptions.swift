@@ -58,6 +58,32 @@ public struct RequestOptions: Sendable, Hashable {
   /// Set it to the most requests the app has in flight to one server, so
   /// that none waits for a connection while the server could take it.
   public var maximumConnectionsPerHost: Int
+  /// Which HTTP client carries the model's requests; `.automatic` unless
+  /// there is a reason below to pick `.urlSession`.
+  public var transport: Transport
+
+  /// Which HTTP client carries a model's requests.
+  ///
+  /// On Linux, URLSession (FoundationNetworking, over libcurl) adds a cold
+  /// burst of 32 requests about a second over what curl takes, and warm
+  /// requests a few ms each, at the request rates of a fleet of
+  /// llama-server or vLLM replicas. So plain `http://` servers are spoken
+  /// to by the library's own small HTTP/1.1 client: a pool of keep-alive
+  /// connections per server, one thread per request in flight, nothing in
+  /// between the socket and the stream. `https://` always goes through
+  /// URLSession, which does the TLS.
+  public enum Transport: Sendable, Hashable {
+    /// The library's HTTP/1.1 client for `http://` servers, URLSession for
+    /// `https://`. A plain-http request also goes through URLSession when
+    /// the environment names a proxy for its host (`http_proxy`,
+    /// `HTTP_PROXY`, `all_proxy`, unless `no_proxy` matches), as libcurl
+    /// would send it through that proxy.
+    case automatic
+    /// URLSession for every request: for a plain-http server that needs
+    /// what only libcurl does (a proxy set up other than by the
+    /// environment, HTTP/2 over cleartext), or to compare the two clients.
+    case urlSession
+  }
 
   /// The default `maximumResponseBytes`: 32 MiB, far above any text answer
   /// (a response with inline images at Gemini's output limits stays below it).
@@ -85,13 +111,15 @@ public struct RequestOptions: Sendable, Hashable {
   ///   - maximumEventBytes: 16 MiB by default.
   ///   - maximumInlineMediaBytes: 100 MB encoded by default.
   ///   - maximumConnectionsPerHost: `defaultMaximumConnectionsPerHost` by default.
+  ///   - transport: `.automatic` by default.
   public init(
     timeout: Duration = .seconds(300), connectTimeout: Duration = .seconds(15),
     retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
     maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
     maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes,
     maximumInlineMediaBytes: Int = RequestOptions.defaultMaximumInlineMediaBytes,
-    maximumConnectionsPerHost: Int = RequestOptions.defaultMaximumConnectionsPerHost
+    maximumConnectionsPerHost: Int = RequestOptions.defaultMaximumConnectionsPerHost,
+    transport: Transport = .automatic
   ) {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
@@ -101,5 +129,6 @@ public struct RequestOptions: Sendable, Hashable {
     self.maximumEventBytes = maximumEventBytes
     self.maximumInlineMediaBytes = maximumInlineMediaBytes
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
+    self.transport = transport
   }
 }

@@ -26,8 +26,14 @@ package struct ResponseHead: Sendable, Hashable {
   package var retryAfter: String? = nil
 }
 
-/// Sends HTTP requests through one URLSession and reports each exchange as an
-/// `AsyncThrowingStream` of `TransportEvent`s.
+/// Sends HTTP requests and reports each exchange as an `AsyncThrowingStream`
+/// of `TransportEvent`s.
+///
+/// Which client carries a request is chosen per request: plain `http://`
+/// goes through the library's own HTTP/1.1 client (`HTTP1Client`), unless a
+/// proxy is configured in the environment for its host or the options ask
+/// for `RequestOptions.Transport.urlSession`; `https://` always goes
+/// through URLSession. Both report the same events and the same failures.
 ///
 /// Why a delegate and not `URLSession.bytes` or completion handlers:
 /// FoundationNetworking on Linux has no `bytes(for:)`, and a completion
@@ -52,6 +58,8 @@ package struct ResponseHead: Sendable, Hashable {
 package final class HTTPTransport: Sendable {
   private let session: URLSession
   private let router: TaskRouter
+  /// The plain-http client; nil when every request goes through URLSession.
+  private let client: HTTP1Client?
   /// The session's connection limit per host, as clamped.
   package let maximumConnectionsPerHost: Int
 
@@ -61,7 +69,7 @@ package final class HTTPTransport: Sendable {
 
   package init(
     maximumConnectionsPerHost: Int = RequestOptions.defaultMaximumConnectionsPerHost,
-    redirectPolicy: RedirectPolicy = .sameOriginOnly
+    redirectPolicy: RedirectPolicy = .sameOriginOnly, transport: RequestOptions.Transport = .automatic
   ) {
     let router = TaskRouter(redirectPolicy: redirectPolicy)
     let configuration = URLSessionConfiguration.ephemeral
@@ -79,6 +87,8 @@ package final class HTTPTransport: Sendable {
     configuration.timeoutIntervalForRequest = 7 * 24 * 3600
     configuration.timeoutIntervalForResource = 7 * 24 * 3600
     self.router = router
+    self.client =
+      transport == .automatic ? HTTP1Client(maximumConnectionsPerHost: limit, redirectPolicy: redirectPolicy) : nil
     self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
   }
 
@@ -98,6 +108,9 @@ package final class HTTPTransport: Sendable {
   func exchange(
     _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
   ) -> TransportExchange {
+    if let client, client.handles(request) {
+      return client.exchange(request, connectTimeout: connectTimeout, deadline: deadline)
+    }
     let task = session.dataTask(with: request)
     let exchangeID = task.taskIdentifier
     let router = self.router

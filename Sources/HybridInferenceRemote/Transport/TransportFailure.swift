@@ -9,4 +9,8 @@ enum TransportFailure: Error, Sendable, Equatable {
   /// The server redirected to another origin, which the redirect policy
   /// refuses; nothing was sent there.
   case redirectRefused(from: Origin, to: Origin)
+  /// A request header's name is not an HTTP token, or its value holds CR,
+  /// LF or NUL: sent, it would write headers (or requests) of its own.
+  /// Nothing was sent. Only the name is kept: the value may be a key.
+  case invalidRequestHeader(name: String)
 }

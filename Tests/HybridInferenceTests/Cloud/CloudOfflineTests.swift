@@ -7,13 +7,15 @@ import XCTest
 #endif
 
 /// Offline detection, and the prefer-cloud fallback it drives (DESIGN.md §2, §5).
-final class CloudOfflineTests: CloudTestCase {
+class CloudOfflineTests: CloudTestCase {
   private func closedPortURL() throws -> URL {
     try XCTUnwrap(URL(string: "http://127.0.0.1:\(try closedLoopbackPort())"))
   }
 
-  private func model(at baseURL: URL, options: RequestOptions = .fastTests) -> CloudGeminiModel {
-    CloudGeminiModel(
+  private func model(at baseURL: URL, options: RequestOptions? = nil) -> CloudGeminiModel {
+    var options = options ?? testOptions
+    options.transport = type(of: self).transport
+    return CloudGeminiModel(
       name: "echo", apiKey: GeminiTestServer.apiKey, baseURL: baseURL, requestOptions: options,
       logHandler: .silent)
   }

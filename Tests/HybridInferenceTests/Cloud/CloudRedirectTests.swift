@@ -9,7 +9,7 @@ import XCTest
 /// The API key stays with its origin (issue 9, point 1): cross-origin
 /// redirects are refused, same-origin ones followed, and plain http:// to
 /// another machine never carries the key.
-final class CloudRedirectTests: CloudTestCase {
+class CloudRedirectTests: CloudTestCase {
   func testRedirect307And308ToAnotherPort_isRefusedAndNothingArrivesThere() async throws {
     let other = try GeminiTestServer()
     defer { other.stop() }
@@ -68,7 +68,7 @@ final class CloudRedirectTests: CloudTestCase {
     // connecting instead of failing at once.
     let remote = try XCTUnwrap(URL(string: "http://user:pw@192.0.2.1:8080/proxy"))
     let cloud = CloudGeminiModel(
-      name: "echo", apiKey: GeminiTestServer.apiKey, baseURL: remote, requestOptions: .fastTests,
+      name: "echo", apiKey: GeminiTestServer.apiKey, baseURL: remote, requestOptions: testOptions,
       logHandler: .silent)
     let session = GenerativeModelSession(model: cloud, logHandler: .silent)
     let start = ContinuousClock.now
@@ -99,7 +99,7 @@ final class CloudRedirectTests: CloudTestCase {
     for host in ["127.0.0.1", "localhost"] {
       let base = try XCTUnwrap(URL(string: "http://\(host):\(server.port)"))
       let cloud = CloudGeminiModel(
-        name: "echo", apiKey: GeminiTestServer.apiKey, baseURL: base, requestOptions: .fastTests,
+        name: "echo", apiKey: GeminiTestServer.apiKey, baseURL: base, requestOptions: testOptions,
         logHandler: .silent)
       let response = try await GenerativeModelSession(model: cloud, logHandler: .silent).respond(to: "hi")
       XCTAssertEqual(response.content, "echo: hi", host)

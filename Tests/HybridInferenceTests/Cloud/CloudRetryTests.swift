@@ -5,7 +5,7 @@ import XCTest
 
 /// Retries: which failures are tried again, how long the client waits, and
 /// that every retry is logged.
-final class CloudRetryTests: CloudTestCase {
+class CloudRetryTests: CloudTestCase {
   func test429WithRetryInfo_waitsAtLeastTheServersDelayThenSucceeds() async throws {
     let name = "fault-429~retry-0.3s~\(uniqueID())"
     let logs = CloudLogRecorder()

@@ -9,7 +9,7 @@ import XCTest
 /// Slow is not offline (issue 9, point 2): only failing to reach the server
 /// is `.offline`; a server that was reached and then stalls or drops the
 /// connection is thrown, never answered on device by a prefer-cloud hybrid.
-final class CloudSlowIsNotOfflineTests: CloudTestCase {
+class CloudSlowIsNotOfflineTests: CloudTestCase {
   /// The server reads the request and then sends nothing for ten minutes.
   private let silent = "fault-slow-head~delay-600000"
   private let shortDeadline = RequestOptions(

@@ -3,7 +3,7 @@ import HybridInference
 import XCTest
 
 /// Streaming behaviour: live delivery, failures mid-stream, cancellation.
-final class CloudStreamingTests: CloudTestCase {
+class CloudStreamingTests: CloudTestCase {
   /// The server waits 2 s between the first and the second event; the first
   /// snapshot must reach the caller long before that, so nothing buffers the
   /// body until its end.

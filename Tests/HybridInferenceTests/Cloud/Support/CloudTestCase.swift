@@ -10,9 +10,22 @@ import XCTest
 class CloudTestCase: XCTestCase {
   var server: GeminiTestServer!
 
+  /// Which HTTP client the class's models use: the library's own for these
+  /// plain-http loopback servers; a subclass that says `.urlSession` runs
+  /// the same tests through URLSession, so both clients stay covered.
+  class var transport: RequestOptions.Transport { .automatic }
+
+  /// `.fastTests` with the class's `transport`.
+  var testOptions: RequestOptions {
+    var options = RequestOptions.fastTests
+    options.transport = type(of: self).transport
+    return options
+  }
+
   override func setUp() async throws {
     try await super.setUp()
     server = try GeminiTestServer()
+    server.transport = type(of: self).transport
   }
 
   override func tearDown() async throws {

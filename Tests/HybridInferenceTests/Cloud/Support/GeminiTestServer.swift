@@ -21,6 +21,8 @@ final class GeminiTestServer {
   static let apiKey = "AIzaSy-test-SECRET-0123456789"
 
   private let server: GeminiServerProcess
+  /// The HTTP client every model of `model(...)` uses, whatever its options say.
+  var transport: RequestOptions.Transport = .automatic
   var port: Int { server.port }
   var baseURL: URL { server.baseURL }
 
@@ -72,7 +74,9 @@ final class GeminiTestServer {
     requestOptions: RequestOptions = .fastTests, safetySettings: [SafetySetting]? = nil,
     logHandler: LogHandler = .silent
   ) -> CloudGeminiModel {
-    CloudGeminiModel(
+    var requestOptions = requestOptions
+    requestOptions.transport = transport
+    return CloudGeminiModel(
       name: name, apiKey: apiKey, baseURL: baseURL, requestOptions: requestOptions,
       safetySettings: safetySettings, logHandler: logHandler)
   }

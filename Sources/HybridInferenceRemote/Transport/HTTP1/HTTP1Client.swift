@@ -1,0 +1,81 @@
+import Foundation
+import HybridInferenceCore
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The library's own HTTP/1.1 client for plain `http://` origins
+/// (llama-server, vLLM, in-cluster gateways, loopback servers).
+///
+/// Why not URLSession there: on Linux, FoundationNetworking runs every
+/// request through libcurl's multi handle, a Dispatch source per socket and
+/// the delegate queue, which at 32 and more requests in flight costs a
+/// cold burst about ten times what curl takes, and warm requests a few ms
+/// each (Benchmarks/RESULTS.md §7). This client writes the request, reads
+/// the response on the exchange's own thread and yields each chunk into the
+/// stream: no hop in between. `https://` stays on URLSession: TLS is not
+/// this library's to write.
+///
+/// Connections are pooled per origin (`HTTP1ConnectionPool`), at most
+/// `maximumConnectionsPerHost` open, idle ones reused.
+package final class HTTP1Client: Sendable {
+  /// How long an idle connection stays open when the server did not say
+  /// (`Keep-Alive: timeout=`): servers close theirs after 5 s (llama-server)
+  /// to a few minutes, and a stale one costs a retry, not a failure.
+  static let defaultIdleTimeout: Duration = .seconds(30)
+  /// The bytes one `recv` may take; a streamed event is far smaller, a
+  /// unary body arrives in a few reads.
+  static let readBufferBytes = 64 << 10
+  /// The stack of an exchange thread: the parser and the socket calls
+  /// need little.
+  static let threadStackBytes = 512 << 10
+
+  let redirectPolicy: RedirectPolicy
+  private let maximumConnectionsPerHost: Int
+  private let pools = Locked([String: HTTP1ConnectionPool]())
+
+  init(maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy) {
+    self.maximumConnectionsPerHost = maximumConnectionsPerHost
+    self.redirectPolicy = redirectPolicy
+  }
+
+  deinit {
+    pools.withLock { $0.values.forEach { $0.close() } }
+  }
+
+  /// Whether this client carries `request`: plain `http`, with no proxy
+  /// configured for its host (libcurl honours `http_proxy` and friends,
+  /// so such a request stays on URLSession).
+  func handles(_ request: URLRequest) -> Bool {
+    guard let url = request.url, let origin = Origin(url), origin.scheme == "http" else { return false }
+    return !ProxyEnvironment.current.proxies(host: origin.host)
+  }
+
+  /// The pool of `origin`, made on first use.
+  func pool(for origin: Origin) -> HTTP1ConnectionPool {
+    let key = "\(origin.host)|\(origin.port)"
+    return pools.withLock { pools in
+      if let pool = pools[key] { return pool }
+      let pool = HTTP1ConnectionPool(limit: maximumConnectionsPerHost)
+      pools[key] = pool
+      return pool
+    }
+  }
+
+  /// Starts `request` on a thread of its own; see `HTTPTransport.exchange`.
+  func exchange(
+    _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
+  ) -> TransportExchange {
+    let (events, continuation) = AsyncThrowingStream.makeStream(of: TransportEvent.self)
+    let exchange = HTTP1Exchange(
+      client: self, request: request, connectTimeout: connectTimeout, deadline: deadline,
+      continuation: continuation)
+    continuation.onTermination = { _ in exchange.cancel() }
+    let thread = Thread { exchange.run() }
+    thread.stackSize = Self.threadStackBytes
+    thread.name = "HybridInference HTTP"
+    thread.start()
+    return TransportExchange(events: events, cancel: { exchange.cancel() })
+  }
+}

@@ -1,0 +1,176 @@
+import Dispatch
+import Foundation
+import HybridInferenceCore
+
+/// The connections of one origin: at most `limit` open (idle, in use or
+/// being opened), idle ones reused most recently used first, requests past
+/// the limit served first come, first served.
+///
+/// `@unchecked Sendable`: every field is read and written under `lock`;
+/// exchange threads and the idle timer call in. A request past the limit
+/// blocks its exchange thread on its own semaphore until a connection is
+/// handed to it, its deadline passes or it is cancelled: one semaphore per
+/// waiter, so a release wakes the one it serves, not all of them.
+final class HTTP1ConnectionPool: @unchecked Sendable {
+  /// What `acquire` hands out: a slot counted against the limit, with an
+  /// idle connection in it or none (the caller opens one).
+  struct Lease {
+    var socket: HTTP1Socket?
+  }
+
+  private final class Waiter {
+    var lease: Lease?
+    let wakeUp = DispatchSemaphore(value: 0)
+  }
+
+  private let limit: Int
+  private let lock = NSLock()
+  /// Idle connections, the most recently used last.
+  private var idle: [HTTP1Socket] = []
+  /// Connections counted against the limit: idle, in use, being opened.
+  private var open = 0
+  private var waiters: [Waiter] = []
+  private var closed = false
+  /// Whether a sweep of idle connections is scheduled.
+  private var sweepScheduled = false
+
+  init(limit: Int) {
+    self.limit = limit
+  }
+
+  /// A slot for one request: an idle connection when there is a usable one,
+  /// else permission to open one; waits (FIFO) while `limit` are open.
+  /// - Throws: `URLError(.timedOut)` at `deadline`, `.cancelled` once
+  ///   `isCancelled` says so.
+  func acquire(until deadline: ContinuousClock.Instant, isCancelled: () -> Bool) throws(URLError) -> Lease {
+    lock.lock()
+    if waiters.isEmpty, let lease = takeLocked() {
+      lock.unlock()
+      return lease
+    }
+    let waiter = Waiter()
+    waiters.append(waiter)
+    lock.unlock()
+    while true {
+      // Cut into slices: a cancellation sets a flag, it does not signal.
+      let slice = min(max(deadline - ContinuousClock.now, .zero), .milliseconds(250))
+      _ = waiter.wakeUp.wait(timeout: .now() + .milliseconds(Int(slice / .milliseconds(1)) + 1))
+      lock.lock()
+      defer { lock.unlock() }
+      if let lease = waiter.lease { return lease }
+      // A slot freed by a sweep or a close goes to the first in line.
+      if waiters.first === waiter, let lease = takeLocked() {
+        waiters.removeFirst()
+        return lease
+      }
+      if isCancelled() || ContinuousClock.now >= deadline {
+        waiters.removeAll { $0 === waiter }
+        throw URLError(isCancelled() ? .cancelled : .timedOut)
+      }
+    }
+  }
+
+  /// Gives `lease` to the first waiter and wakes it; under `lock`.
+  private func handOverLocked(_ lease: Lease) {
+    let waiter = waiters.removeFirst()
+    waiter.lease = lease
+    waiter.wakeUp.signal()
+  }
+
+  /// Hands the slot back: with the connection when it can carry another
+  /// request (then to the first waiter, or to the idle stack), else the
+  /// connection is closed and the slot goes to the first waiter or is freed.
+  func release(_ socket: HTTP1Socket?, reusable: Bool) {
+    var toClose: HTTP1Socket? = reusable ? nil : socket
+    var scheduleSweep: Duration?
+    lock.lock()
+    if reusable, let socket, closed {
+      toClose = socket
+      open -= 1
+    } else if reusable, let socket {
+      if !waiters.isEmpty {
+        handOverLocked(Lease(socket: socket))
+      } else {
+        socket.idleSince = .now
+        idle.append(socket)
+        if !sweepScheduled {
+          sweepScheduled = true
+          scheduleSweep = socket.idleTimeout
+        }
+      }
+    } else if !waiters.isEmpty, !closed {
+      handOverLocked(Lease(socket: nil))
+    } else {
+      open -= 1
+    }
+    lock.unlock()
+    toClose?.close()
+    if let scheduleSweep { self.scheduleSweep(after: scheduleSweep) }
+  }
+
+  /// No thread waits on an idle connection: a one-shot timer sweeps the
+  /// idle stack when the oldest may have expired, and schedules the next.
+  private func scheduleSweep(after delay: Duration) {
+    let milliseconds = Int(min(delay, .seconds(3600)) / .milliseconds(1)) + 10
+    DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+      [weak self] in self?.sweep()
+    }
+  }
+
+  /// Closes every idle connection; later releases close theirs.
+  func close() {
+    lock.lock()
+    closed = true
+    let sockets = idle
+    open -= idle.count
+    idle = []
+    lock.unlock()
+    sockets.forEach { $0.close() }
+  }
+
+  /// The number of idle connections (for tests).
+  var idleCount: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return idle.count
+  }
+
+  /// Closes the idle connections whose time is up.
+  private func sweep() {
+    lock.lock()
+    let now = ContinuousClock.now
+    var expired: [HTTP1Socket] = []
+    idle.removeAll { socket in
+      guard let since = socket.idleSince, now - since >= socket.idleTimeout else { return false }
+      expired.append(socket)
+      return true
+    }
+    open -= expired.count
+    let next = idle.compactMap { socket in socket.idleSince.map { socket.idleTimeout - (now - $0) } }.min()
+    sweepScheduled = next != nil
+    // Freed slots go to whoever waits first (it takes one when it wakes).
+    waiters.first?.wakeUp.signal()
+    lock.unlock()
+    expired.forEach { $0.close() }
+    if let next { scheduleSweep(after: max(next, .zero)) }
+  }
+
+  /// The most recently used usable idle connection, or a new slot, or nil
+  /// at the limit. Idle connections past their time or no longer usable
+  /// (the server closed them) are closed on the way.
+  private func takeLocked() -> Lease? {
+    let now = ContinuousClock.now
+    while let socket = idle.popLast() {
+      let fresh = socket.idleSince.map { now - $0 < socket.idleTimeout } ?? false
+      if fresh, socket.isUsableWhenIdle {
+        socket.idleSince = nil
+        return Lease(socket: socket)
+      }
+      socket.close()
+      open -= 1
+    }
+    guard open < limit else { return nil }
+    open += 1
+    return Lease(socket: nil)
+  }
+}

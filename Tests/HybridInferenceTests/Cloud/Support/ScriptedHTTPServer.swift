@@ -1,0 +1,167 @@
+import Foundation
+import HybridInferenceCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A loopback TCP server that answers each request with bytes a test
+/// scripts, to drive the HTTP/1.1 client through what a Python server cannot
+/// easily produce: exact framing, hostile bytes, closes at chosen points. It
+/// counts connections and sees when the client hangs up.
+///
+/// `@unchecked Sendable`: the counters are behind `stats` (a `Locked`); the
+/// listening descriptor is written once in `init` and closed in `stop`.
+final class ScriptedHTTPServer: @unchecked Sendable {
+  /// What the server does with one request.
+  enum Reply: Sendable {
+    /// Writes the bytes; closes the connection after them when `close`.
+    case send(String, close: Bool = false)
+    /// Writes the bytes, then waits up to 10 s for the client to hang up.
+    case sendAndHold(String)
+    /// Closes the connection without answering.
+    case close
+  }
+
+  struct Stats {
+    var connections = 0
+    var open = 0
+    var mostOpen = 0
+    var requests: [String] = []
+    /// Connections on which the server saw the client hang up while it held them.
+    var hangUpsSeen = 0
+  }
+
+  let port: Int
+  let stats = Locked(Stats())
+  private let listener: Int32
+  /// `(connection index, request index on it, request head) -> reply`.
+  private let script: @Sendable (Int, Int, String) -> Reply
+
+  init(ipv6: Bool = false, script: @escaping @Sendable (Int, Int, String) -> Reply) throws {
+    self.script = script
+    let family = ipv6 ? AF_INET6 : AF_INET
+    let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+    var yes: Int32 = 1
+    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    var bound: Int32
+    if ipv6 {
+      var address = sockaddr_in6()
+      address.sin6_family = sa_family_t(AF_INET6)
+      address.sin6_addr = in6addr_loopback
+      bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+      }
+    } else {
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+    }
+    guard bound == 0, listen(listener, 64) == 0 else { throw URLError(.cannotConnectToHost) }
+    var storage = sockaddr_in6()
+    var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+    _ = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+    }
+    self.listener = listener
+    port = Int(UInt16(bigEndian: storage.sin6_port))
+    let thread = Thread { [self] in acceptLoop() }
+    thread.start()
+  }
+
+  func url(_ path: String = "/", host: String = "127.0.0.1") throws -> URL {
+    guard let url = URL(string: "http://\(host):\(port)\(path)") else { throw URLError(.badURL) }
+    return url
+  }
+
+  func stop() {
+    shutdown(listener, Int32(SHUT_RDWR))
+    close(listener)
+  }
+
+  private func acceptLoop() {
+    var index = 0
+    while true {
+      let connection = accept(listener, nil, nil)
+      guard connection >= 0 else { return }
+      let number = index
+      index += 1
+      stats.withLock {
+        $0.connections += 1
+        $0.open += 1
+        $0.mostOpen = max($0.mostOpen, $0.open)
+      }
+      Thread { [self] in serve(connection, number) }.start()
+    }
+  }
+
+  private func serve(_ connection: Int32, _ number: Int) {
+    defer {
+      close(connection)
+      stats.withLock { $0.open -= 1 }
+    }
+    var pending: [UInt8] = []
+    var requestIndex = 0
+    while true {
+      guard let head = readRequest(connection, &pending) else { return }
+      stats.withLock { $0.requests.append(head) }
+      switch script(number, requestIndex, head) {
+      case .send(let text, let closeAfter):
+        writeAll(connection, Array(text.utf8))
+        if closeAfter { return }
+      case .sendAndHold(let text):
+        writeAll(connection, Array(text.utf8))
+        var poller = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+        var byte: UInt8 = 0
+        if poll(&poller, 1, 10_000) == 1, recv(connection, &byte, 1, 0) <= 0 {
+          stats.withLock { $0.hangUpsSeen += 1 }
+        }
+        return
+      case .close:
+        return
+      }
+      requestIndex += 1
+    }
+  }
+
+  /// One request's head (its body, by Content-Length, is read and dropped).
+  private func readRequest(_ connection: Int32, _ pending: inout [UInt8]) -> String? {
+    let end = Array("\r\n\r\n".utf8)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      if let range = pending.firstRange(of: end) {
+        let head = String(decoding: pending[..<range.lowerBound], as: UTF8.self)
+        var rest = Array(pending[range.upperBound...])
+        let length =
+          head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+          .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        while rest.count < length {
+          let count = recv(connection, &buffer, buffer.count, 0)
+          guard count > 0 else { return nil }
+          rest += buffer[..<count]
+        }
+        pending = Array(rest[length...])
+        return head
+      }
+      let count = recv(connection, &buffer, buffer.count, 0)
+      guard count > 0 else { return nil }
+      pending += buffer[..<count]
+    }
+  }
+
+  private func writeAll(_ connection: Int32, _ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      guard written > 0 else { return }
+      offset += written
+    }
+  }
+}
