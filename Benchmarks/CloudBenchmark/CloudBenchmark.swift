@@ -230,7 +230,7 @@ struct Arguments {
   /// A GGUF for the prefer-cloud-offline figure; without it that figure is skipped.
   var localModelPath: String?
   /// `fleet --transport urlSession|automatic`: the client path measured.
-  var transport = FleetTransport.urlSession
+  var transport = FleetTransport.automatic
   /// `fleet --only fleet`: only the fleet server's rows.
   var only: String?
   /// `dead-link`: only the dead-link figures.

@@ -36,23 +36,23 @@ enum FleetBenchmark {
   static let warmEach = 7
   /// Every request's deadline; a request past it fails and is counted.
   static let deadline = Duration.seconds(30)
-  /// TRANSPORT SWITCH: once the library has a transport option (helper
-  /// "http"'s own HTTP/1.1 client for http://), `--transport` (parsed into
-  /// `FleetTransport`, passed to `run`) goes into these options, and
-  /// `FleetTransport.isAvailable` is true for `.automatic`.
-  static let options = RequestOptions(
-    timeout: deadline, retryPolicy: .none,
-    maximumConnectionsPerHost: ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? 32)
+  /// The request options of every model the run makes: the client path
+  /// `--transport` names (`.automatic`: the library's own HTTP/1.1 client,
+  /// since every server here is plain http).
+  static func options(for transport: FleetTransport) -> RequestOptions {
+    RequestOptions(
+      timeout: deadline, retryPolicy: .none,
+      maximumConnectionsPerHost: ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? 32,
+      transport: transport == .urlSession ? .urlSession : .automatic)
+  }
 
   static func run(modelPath: String, transport: FleetTransport, onlyFleetServer: Bool) async throws {
-    guard transport.isAvailable else {
-      throw BenchmarkError("--transport \(transport.rawValue) is not in this build of the library yet")
-    }
     let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     var rows: [FleetRow] = []
     let fleet = try FleetServerProcess()
     defer { fleet.stop() }
-    for target in [FleetTarget.gemini(server: fleet), .openAI(fleet: fleet)] {
+    for var target in [FleetTarget.gemini(server: fleet), .openAI(fleet: fleet)] {
+      target.options = options(for: transport)
       try await target.warmUp()
       for count in inFlight { rows += try await measure(target, inFlight: count, pool: nil) }
     }
@@ -62,7 +62,8 @@ enum FleetBenchmark {
           model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads,
           extraArguments: pool.arguments)
         defer { server.stop() }
-        let target = FleetTarget.openAI(server: server)
+        var target = FleetTarget.openAI(server: server)
+        target.options = options(for: transport)
         try await target.warmUp()
         for count in pool == .large ? inFlight : [32] {
           rows += try await measure(target, inFlight: count, pool: pool)
@@ -131,14 +132,11 @@ enum FleetBenchmark {
 
 /// Which of the library's client paths the fleet benchmark measures.
 enum FleetTransport: String {
-  /// URLSession (FoundationNetworking) for every origin: the library today.
+  /// URLSession (FoundationNetworking) for every origin (`RequestOptions.transport = .urlSession`).
   case urlSession
   /// The library's own choice per origin (its HTTP/1.1 client for http://).
   case automatic
 
-  /// Whether this build of the library has the path. TRANSPORT SWITCH: true
-  /// for `.automatic` once the transport option is merged.
-  var isAvailable: Bool { self == .urlSession }
 }
 
 /// llama-server's HTTP thread pool for a run.

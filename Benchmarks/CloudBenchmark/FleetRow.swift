@@ -31,7 +31,7 @@ struct FleetRow {
         + "\(ProcessInfo.processInfo.activeProcessorCount) CPUs shared by client, server and curl",
       "- Date: \(ISO8601DateFormatter().string(from: Date())), "
         + "`cloud-benchmark fleet --local-model SmolLM2 --transport \(transport.rawValue)`, connection limit "
-        + "\(FleetBenchmark.options.maximumConnectionsPerHost) per host",
+        + "\(FleetBenchmark.options(for: transport).maximumConnectionsPerHost) per host",
       "- Cold: a fresh client sends N at once (each opens its connection); warm: each of the N callers then "
         + "sends \(FleetBenchmark.warmEach) more in a row. curl: N processes released together, "
         + "\(1 + FleetBenchmark.warmEach) requests each in a row on one connection (the first cold). "

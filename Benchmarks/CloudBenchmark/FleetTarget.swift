@@ -16,8 +16,11 @@ struct FleetTarget {
   var serverName: String
   let clientName: String
   let port: Int
-  /// A fresh model: its own transport, so no connection is up.
-  let makeModel: @Sendable () -> any LanguageModel
+  /// A fresh model with these options: its own transport, so no connection
+  /// is up.
+  let makeModel: @Sendable (RequestOptions) -> any LanguageModel
+  /// The options every model of the run gets (`FleetBenchmark.options(for:)`).
+  var options = FleetBenchmark.options(for: .automatic)
   let request: ModelRequest
   /// The same POST, for the bare URLSession.
   let urlRequest: URLRequest
@@ -36,10 +39,9 @@ struct FleetTarget {
     let url = baseURL.appendingPathComponent("chat/completions")
     return FleetTarget(
       serverName: "llama-server -np 4", clientName: "OpenAICompatibleModel", port: port,
-      makeModel: {
+      makeModel: { options in
         OpenAICompatibleModel(
-          name: "fleet-model", baseURL: baseURL, apiKey: nil,
-          requestOptions: FleetBenchmark.options, logHandler: .silent)
+          name: "fleet-model", baseURL: baseURL, apiKey: nil, requestOptions: options, logHandler: .silent)
       },
       request: ModelRequest(
         transcript: Transcript(entries: [.prompt("Hi")]),
@@ -56,10 +58,10 @@ struct FleetTarget {
     return FleetTarget(
       serverName: "fleet server (loopback, Swift, recorded Gemini answer)", clientName: "CloudGeminiModel",
       port: server.port,
-      makeModel: {
+      makeModel: { options in
         CloudGeminiModel(
-          name: "fleet-model", apiKey: LoopbackServer.apiKey, baseURL: baseURL,
-          requestOptions: FleetBenchmark.options, logHandler: .silent)
+          name: "fleet-model", apiKey: LoopbackServer.apiKey, baseURL: baseURL, requestOptions: options,
+          logHandler: .silent)
       },
       request: ModelRequest(transcript: Transcript(entries: [.prompt("Hi")])),
       urlRequest: post(url, body: body, headers: ["x-goog-api-key": LoopbackServer.apiKey]),
@@ -93,7 +95,7 @@ struct FleetTarget {
   /// later ones whichever client sent it (RESULTS.md §7), which made the
   /// client, measured first, look slow cold.
   func warmUp() async throws {
-    let model = makeModel()
+    let model = makeModel(options)
     for _ in 0..<10 { _ = try await model.respond(to: request) }
     let count = FleetBenchmark.inFlight.max() ?? 1
     let bare = BareURLSession(request: urlRequest)
@@ -105,7 +107,7 @@ struct FleetTarget {
   /// The library's backend: `inFlight` requests at once on a fresh model,
   /// then `FleetBenchmark.warmEach` more each on its warm connections.
   func clientRun(inFlight: Int) async throws -> ClientRun {
-    let model = makeModel()
+    let model = makeModel(options)
     let request = self.request
     let failures = Atomic<Int>(0)
     let body: @Sendable () async -> Void = {
@@ -124,7 +126,7 @@ struct FleetTarget {
   /// The floor under the backend: a bare delegate URLSession, same pattern.
   func bareRun(inFlight: Int) async throws -> ClientRun {
     let bare = BareURLSession(request: urlRequest)
-    let session = bare.makeSession(maximumConnectionsPerHost: FleetBenchmark.options.maximumConnectionsPerHost)
+    let session = bare.makeSession(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
     defer { session.finishTasksAndInvalidate() }
     let cpu = CPUSpan(serverCPU: serverCPU)
     let cold = try await Self.workers(inFlight, each: 1) { await bare.post(on: session) }
