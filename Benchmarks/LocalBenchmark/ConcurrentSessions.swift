@@ -1,78 +1,142 @@
 import Foundation
 import HybridInferenceCore
-import HybridInferenceGemini
 import HybridInferenceLlama
-import HybridInferenceOpenAI
-import HybridInferenceRemote
 import OpenAIServers
 
-/// Aggregate decode speed of several sessions answering at once (issue 14,
-/// goal 2): total generated tokens over the wall time, on the in-process
+/// Aggregate decode speed of several sessions answering at once (issues 14
+/// and 22): total generated tokens over the wall time, on the in-process
 /// model (one context, a sequence per session) and on llama-server `-np 4`
-/// (continuous batching in one context) with the same file, the same threads
-/// and the same window per session, one right after the other in each run.
+/// (continuous batching in one context) with the same file, the same
+/// rendered prompts (the token ids our sessions prefill), the same answer
+/// length, threads, window per sequence, batch sizes and flash attention.
+/// The server is driven by a Python client (`scripts/llama-server-sessions.py`,
+/// a thread and a keep-alive connection per session), so that no Swift HTTP
+/// client is in its figure. Each repetition runs both, the order alternating,
+/// and the table gives medians and the median of the per-pair ratios.
 enum ConcurrentSessions {
-  /// Runs 1, 4 and 16 sessions on both, `runs` times, and prints the medians.
-  static func compare(modelPath: String, threads: Int, runs: Int) async throws {
-    let perSession = 2048
-    let local = LocalSystemModel(modelPath: modelPath, contextSize: perSession, threads: threads)
-    try await local.prepare()
-    let server = try await LlamaServerProcess(
-      model: modelPath, parallel: 4, contextSize: 4 * perSession, threads: threads)
-    defer { server.stop() }
-    let served = OpenAICompatibleModel(
-      name: "fleet-model", baseURL: server.baseURL, apiKey: nil,
-      requestOptions: RequestOptions(timeout: .seconds(120), retryPolicy: .none), logHandler: .silent)
-    for model in [local as any LanguageModel, served] {
-      _ = try await aggregate(model: model, sessions: 4, tokens: 8, round: 0)  // warm-up
+  /// The session counts measured: `HYBRID_BENCH_SESSIONS` (comma-separated,
+  /// e.g. "4" while profiling one case), else 1, 4 and 16.
+  static let counts: [Int] = {
+    let given = ProcessInfo.processInfo.environment["HYBRID_BENCH_SESSIONS"]?.split(separator: ",").compactMap {
+      Int($0)
     }
-    var rates: [Int: (ours: [Double], server: [Double])] = [:]
+    return given.flatMap { $0.isEmpty ? nil : $0 } ?? [1, 4, 16]
+  }()
+  static let perSequence = 2048
+  static let answerTokens = 64
+
+  /// One repetition's figures for one session count.
+  struct Pair {
+    var ours: Double
+    var server: Double
+    var ratio: Double { ours / server }
+  }
+
+  /// Runs 1, 4 and 16 sessions on both, `runs` times, and prints the table.
+  /// `flashAttention` nil is the library's `.automatic`; the server gets
+  /// whatever the library decided, explicitly.
+  static func compare(modelPath: String, threads: Int, runs: Int, flashAttention: FlashAttention?) async throws {
+    let decision = DepthBenchmark.Decision()
+    LocalSystemModel.setLlamaLogHandler(decision.handler)
+    let local = LocalSystemModel(
+      modelPath: modelPath, contextSize: perSequence, threads: threads, batchSize: 512,
+      flashAttention: flashAttention ?? .automatic)
+    try await local.prepare()
+    LocalSystemModel.setLlamaLogHandler(.silent)
+    let serverArguments = [
+      "-fa", decision.flag == 1 ? "on" : "off", "-b", "512", "-ub", "512", "--threads-http", "32",
+    ]
+    let server = try await LlamaServerProcess(
+      model: modelPath, parallel: 4, contextSize: 4 * perSequence, threads: threads,
+      extraArguments: serverArguments)
+    defer { server.stop() }
+    let client = try ServerSessionsClient(port: server.port)
+    // Warm-up: grows our context to four sequences, pages both in.
+    _ = try await aggregate(local, sessions: 4, tokens: 8, round: 0)
+    _ = try await client.aggregate(prompts: prompts(local, sessions: 4, round: 0), tokens: 8)
+    var pairs: [Int: [Pair]] = [:]
     for run in 1...runs {
-      for count in [1, 4, 16] {
-        let ours = try await aggregate(model: local, sessions: count, tokens: 64, round: run)
-        let theirs = try await aggregate(model: served, sessions: count, tokens: 64, round: run)
-        rates[count, default: ([], [])].ours.append(ours)
-        rates[count, default: ([], [])].server.append(theirs)
+      for count in counts {
+        let serverPrompts = try await prompts(local, sessions: count, round: run)
+        var pair = Pair(ours: .nan, server: .nan)
+        // Alternate who goes first, so a drift of the machine's speed
+        // within a pair does not always favour the same side.
+        for side in run.isMultiple(of: 2) ? [1, 0] : [0, 1] {
+          if side == 0 {
+            pair.ours = try await aggregate(local, sessions: count, tokens: answerTokens, round: run)
+          } else {
+            pair.server = try await client.aggregate(prompts: serverPrompts, tokens: answerTokens)
+          }
+        }
+        pairs[count, default: []].append(pair)
       }
     }
-    let one = median(rates[1]?.ours ?? [])
+    printTable(pairs, threads: threads, runs: runs, decision: decision, serverArguments: serverArguments)
+  }
+
+  private static func printTable(
+    _ pairs: [Int: [Pair]], threads: Int, runs: Int, decision: DepthBenchmark.Decision, serverArguments: [String]
+  ) {
+    let one = median((pairs[counts[0]] ?? []).map(\.ours))
     print(
-      "sessions answering at once on \(StreamedDecode.cpuModel), \(threads) threads, 64 greedy tokens each, "
-        + "aggregate tokens/s, medians of \(runs) runs (llama-server -np 4 -c \(4 * perSession) -t \(threads)):")
+      "sessions answering at once on \(StreamedDecode.cpuModel), \(threads) threads, \(answerTokens) greedy tokens each, "
+        + "aggregate tokens/s (first request sent to last token), medians of \(runs) runs, the order alternating; "
+        + "library: \(decision.message), \(perSequence) tokens per sequence, batch 512")
     print(
-      "| sessions | in-process t/s | llama-server -np 4 t/s | in-process / llama-server | in-process / one session |")
+      "server: \(LlamaServerProcess.binaryPath ?? "?") -np 4 -c \(4 * perSequence) -t \(threads) "
+        + serverArguments.joined(separator: " ") + ", client: scripts/llama-server-sessions.py (POST /completion, "
+        + "the library's prompt token ids, temperature 0, top_k 1, seed 42, cache_prompt)")
+    print(
+      "| sessions | in-process t/s | llama-server -np 4 t/s | in-process / llama-server (median of pairs) "
+        + "| in-process / \(counts[0]) session(s) |")
     print("| ---: | ---: | ---: | ---: | ---: |")
-    for count in [1, 4, 16] {
-      let ours = median(rates[count]?.ours ?? [])
-      let theirs = median(rates[count]?.server ?? [])
+    for count in counts {
+      let runs = pairs[count] ?? []
+      let ours = median(runs.map(\.ours))
       print(
-        "| \(count) | \(format(ours)) | \(format(theirs)) | \(format(ours / theirs, 3)) | \(format(ours / one, 2))x |")
+        "| \(count) | \(format(ours)) | \(format(median(runs.map(\.server)))) | "
+          + "\(format(median(runs.map(\.ratio)), 3)) | \(format(ours / one, 2))x |")
     }
-    print("(runs, in-process: \(runsText(rates, \.ours)); llama-server: \(runsText(rates, \.server)))")
+    for count in counts {
+      let runs = pairs[count] ?? []
+      print(
+        "(\(count): in-process \(runs.map { format($0.ours) }), llama-server \(runs.map { format($0.server) }), "
+          + "ratios \(runs.map { format($0.ratio, 3) }))")
+    }
   }
 
-  private static func runsText(
-    _ rates: [Int: (ours: [Double], server: [Double])], _ side: KeyPath<(ours: [Double], server: [Double]), [Double]>
-  ) -> String {
-    [1, 4, 16].map { count in "\(count): \((rates[count]?[keyPath: side] ?? []).map { format($0) })" }
-      .joined(separator: ", ")
+  /// The text of session `index` of `count` in `round`. Each starts with the
+  /// round and the session's number, so that neither side reuses a cached
+  /// prompt beyond the template's opening (llama-server would keep a slot's
+  /// prompt from the last round; a new session here never sees another
+  /// session's tokens).
+  static func text(index: Int, of count: Int, round: Int) -> String {
+    "Round \(round), story \(index) of \(count): tell me about a lighthouse keeper."
   }
 
-  /// Generated tokens per second, all sessions together. Each prompt starts
-  /// with the round and the session's number, so that neither side reuses a
-  /// cached prompt (llama-server would keep a slot's prompt from the last
-  /// round; a new session here never sees another session's tokens).
-  static func aggregate(model: any LanguageModel, sessions count: Int, tokens: Int, round: Int) async throws -> Double {
-    let options = HybridGenerationOptions.hybrid(
-      gemini: GenerationConfig(temperature: 0, maxOutputTokens: tokens),
-      foundationModels: GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens))
+  /// The token ids our sessions prefill for `round`: what the server is sent.
+  static func prompts(_ model: LocalSystemModel, sessions count: Int, round: Int) async throws -> [[Int32]] {
+    var prompts: [[Int32]] = []
+    for index in 0..<count {
+      let transcript = Transcript(entries: [.prompt(Prompt(text(index: index, of: count, round: round)))])
+      prompts.append(try await model.promptTokens(for: ModelRequest(transcript: transcript)))
+    }
+    return prompts
+  }
+
+  /// Generated tokens per second, all sessions together, from the first
+  /// request to the last answer.
+  static func aggregate(
+    _ model: any LanguageModel, sessions count: Int, tokens: Int, round: Int
+  ) async throws -> Double {
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens))
     let sessions = (0..<count).map { _ in GenerativeModelSession(model: model, logHandler: .silent) }
     let start = ContinuousClock.now
     let generated = try await withThrowingTaskGroup(of: Int.self) { group in
       for (index, session) in sessions.enumerated() {
         group.addTask {
-          let reply = try await session.respond(
-            to: "Round \(round), story \(index) of \(count): tell me about a lighthouse keeper.", options: options)
+          let reply = try await session.respond(to: text(index: index, of: count, round: round), options: options)
           return reply.rawResponse.usageMetadata?.candidatesTokenCount ?? 0
         }
       }

@@ -16,7 +16,7 @@ import HybridInferenceRemote
 //   local-benchmark render <model.gguf>   (issue 10: a 50-turn prompt on the model's own template)
 //   local-benchmark grammar <model.gguf> [threads] [runs]
 //   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   (issue 14: streamed decode)
-//   local-benchmark concurrent <model.gguf> [threads] [runs]   (issue 14: 1, 4, 16 sessions, beside llama-server -np 4)
+//   local-benchmark concurrent <model.gguf> [threads] [runs] [on|off|auto]   (issues 14, 22: 1, 4, 16 sessions, beside llama-server -np 4 driven by scripts/llama-server-sessions.py)
 //   local-benchmark depth <model.gguf> <llama-bench> [threads] [runs]   (issue 22: decode at depth, -fa 0 / -fa 1, a 10-turn chat)
 //   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (issue 22: the flash-attention calibration beside llama-bench -fa 0 / -fa 1)
@@ -128,7 +128,10 @@ do {
   case "concurrent":
     let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
     let runs = arguments.count > 4 ? Int(arguments[4]) ?? 3 : 3
-    try await ConcurrentSessions.compare(modelPath: path, threads: threads, runs: runs)
+    let attention: [String: FlashAttention] = ["on": .on, "off": .off]
+    try await ConcurrentSessions.compare(
+      modelPath: path, threads: threads, runs: runs,
+      flashAttention: arguments.count > 5 ? attention[arguments[5]] : nil)
   case "grammar":
     let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : 2
     let runs = arguments.count > 4 ? Int(arguments[4]) ?? 7 : 7

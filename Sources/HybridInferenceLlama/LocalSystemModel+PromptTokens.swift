@@ -53,13 +53,19 @@ extension LocalSystemModel {
   /// with it when it trims a transcript that does not fit the window
   /// (`ContextOverflow.dropOldestTurns`).
   public func promptTokenCount(for request: ModelRequest) async throws -> Int? {
+    try await promptTokens(for: request).count
+  }
+
+  /// The token ids `request` would prefill, exactly as generation renders
+  /// them: for a benchmark that sends llama-server what the sessions here read.
+  package func promptTokens(for request: ModelRequest) async throws -> [Int32] {
     try validateSettings()
     let model = try await loadedModel(progress: nil)
     let allowsGenericToolFormat = allowsGenericToolFormat
     return try await TemplateThread.run { cancellation in
       try Self.prompt(
         of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation
-      ).tokens.count
+      ).tokens
     }
   }
 }

@@ -208,6 +208,23 @@ final class BatchedSessionsTests: XCTestCase {
     XCTAssertGreaterThanOrEqual(try XCTUnwrap(model.batchedContext?.steps.widest), 2)
   }
 
+  /// A turn that reaches its token limit ends as its last token is sampled,
+  /// as llama-server's slots do, without a step that decodes that token for
+  /// logits nobody reads: the prompt in one step, then a step per further token.
+  func testAnAnswerAtItsTokenLimit_takesOneStepPerToken() async throws {
+    let model = try LocalTestModels.tiny()
+    let options = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 8))
+    _ = try await GenerativeModelSession(model: model, logHandler: .silent).respond(to: "Warm up", options: options)
+    let before = try XCTUnwrap(model.batchedContext?.steps.count)
+    let reply = try await GenerativeModelSession(model: model, logHandler: .silent).respond(
+      to: "Count the steps", options: options)
+    XCTAssertEqual(reply.rawResponse.usageMetadata?.candidatesTokenCount, 8)
+    XCTAssertEqual(reply.rawResponse.candidates.first?.finishReason, .maxTokens)
+    let steps = try XCTUnwrap(model.batchedContext?.steps.count) - before
+    XCTAssertEqual(steps, 8, "one step for the prompt, one for each of the 7 tokens after the first")
+  }
+
   func testMoreSessionsThanSequences_waitTheirTurnAndAllAnswer() async throws {
     let path = try LocalTestModels.require(LocalTestModels.tinyPath)
     let model = LocalSystemModel(modelPath: path, contextSize: 256, threads: 2, parallelRequests: 2)

@@ -193,6 +193,12 @@ extension BatchedContext {
 
   /// Samples the next token for `turn` from the logits at `index`, and
   /// finishes the turn when its answer is complete.
+  ///
+  /// A turn that reaches its token limit finishes as the last token is
+  /// sampled, as llama-server's slots do: decoding that token would cost a
+  /// step of the whole batch for logits nobody reads (with four sessions of
+  /// 64 tokens, 65 steps instead of 64). The sequence's cache then holds the
+  /// answer but its last token, which the session's next turn prefills.
   private func sample(_ turn: SequenceTurn, at index: Int32, context: OpaquePointer, window: Int) {
     let limit = turn.request.maximumResponseTokens ?? (window - turn.prompt.count)
     if turn.generatedTokens >= limit || caches[turn.sequence].tokens.count >= window {
@@ -203,7 +209,7 @@ extension BatchedContext {
     guard let sampler = turn.sampler else { return }
     do {
       let token = try sampler.sample(context, at: index)
-      if let reason = turn.accept(token, model: model) {
+      if let reason = turn.accept(token, model: model) ?? (turn.generatedTokens >= limit ? .maxTokens : nil) {
         saveIfDue(turn, context: context)
         finish(turn, .success(turn.outcome(reason)))
       }
