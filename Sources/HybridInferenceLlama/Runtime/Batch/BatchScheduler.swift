@@ -203,7 +203,9 @@ extension BatchedContext {
     guard let sampler = turn.sampler else { return }
     do {
       let token = try sampler.sample(context, at: index)
-      if let reason = turn.accept(token, model: model) {
+      // The token that reaches the limit ends the answer here: decoding it
+      // would only compute logits nobody samples (a step in 64 of a turn).
+      if let reason = turn.accept(token, model: model) ?? (turn.generatedTokens >= limit ? .maxTokens : nil) {
         saveIfDue(turn, context: context)
         finish(turn, .success(turn.outcome(reason)))
       }
