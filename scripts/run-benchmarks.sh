@@ -8,13 +8,14 @@ cd "$HI_SCRIPTS/.."
 
 BIN=.build/release
 MODEL="${HYBRID_LOCAL_MODEL:-$HI_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf}"
-LLAMA_BENCH="$LLAMA_PREFIX/bin/llama-bench"
+# LLAMA_BENCH_BIN: a llama-bench built elsewhere (same llama.cpp version), else the prefix's.
+LLAMA_BENCH="${LLAMA_BENCH_BIN:-$LLAMA_PREFIX/bin/llama-bench}"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
 RUNS="${BENCH_RUNS:-7}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
-[ -x "$LLAMA_BENCH" ] || hi_die "llama-bench missing: run LLAMA_BENCH=ON scripts/setup-llama.sh"
+[ -x "$LLAMA_BENCH" ] || hi_die "llama-bench missing: run LLAMA_BENCH=ON scripts/setup-llama.sh (or set LLAMA_BENCH_BIN)"
 
 step() { hi_log "bench: $*"; }
 
@@ -133,7 +134,7 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "## 1d. Attention at depth (issue 22, goals: streamed decode >= 0.95x the faster of llama-bench -fa 0 / -fa 1 at each depth and at every turn of a chat; prefill >= 0.95x pp512 at the same setting)"
     echo
     echo "- CPU: $CPU_MODEL (lscpu \"Model name\"), $(getconf _NPROCESSORS_ONLN) CPUs"
-    echo "- Ours: \`LocalSystemModel(contextSize: 4096)\` with \`flashAttention: .automatic\`, a new session per depth, \`streamResponse\`, greedy, timed from the first snapshot to the last; llama-bench \`-p 0 -n 128 -d <our prompt's tokens> -fa 0|1 -r 1\`, alternated with ours"
+    echo "- Ours: \`LocalSystemModel(contextSize: 4096)\` with \`flashAttention: .off\` and \`.on\` (two model values; \`.automatic\` is whichever it decides), a new session per depth, \`streamResponse\`, greedy, 128 tokens, timed from the first snapshot to the last; llama-bench \`-p 0 -n 128 -d <our prompt's tokens> -fa 0,1 -r 1\` in the same round, ours first in even rounds and llama-bench first in odd ones; each ratio is taken within its round, the table prints the median and the spread (lowest-highest) over the rounds"
     echo; echo '```'; cat "$OUT/depth"; echo '```'; echo
     echo "### What \`.automatic\` is decided from: the calibration beside llama-bench"
     echo

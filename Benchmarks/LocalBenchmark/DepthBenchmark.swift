@@ -3,12 +3,18 @@ import HybridInferenceCore
 import HybridInferenceLlama
 
 /// Decode speed deep into a conversation (issue 22): the library's streamed
-/// decode after prompts of 0, 256, 1,024 and 3,000 tokens, beside llama-bench
-/// `-fa 0` and `-fa 1` at the same depth; a 10-turn chat whose every turn is
-/// compared with llama-bench's faster setting at that turn's depth; and
-/// prefill beside llama-bench pp512 with the setting the library chose.
-/// Every figure of ours runs right beside its references, one repetition each,
-/// so all see the same machine.
+/// decode after prompts of 0, 256, 1,024 and 3,000 tokens with flash attention
+/// off and on (explicitly, two model values), beside llama-bench `-fa 0` and
+/// `-fa 1` at the same depth; a 10-turn chat whose every turn is compared with
+/// llama-bench at that turn's depth; and prefill beside llama-bench pp512.
+///
+/// Pairing: on these shared cores speed drifts by 10-25% from one minute to
+/// the next, so every repetition is a round in which each figure of ours runs
+/// right beside llama-bench's (one process, `-fa 0,1`, one repetition each),
+/// ours first in even rounds and llama-bench first in odd ones. A round's
+/// ratios are taken within the round; the table prints their median and
+/// their spread (lowest-highest) over the rounds. "Faster" is per round: the
+/// better of llama-bench's two settings in that round.
 enum DepthBenchmark {
   static let depths = [0, 256, 1024, 3000]
 
@@ -44,8 +50,9 @@ enum DepthBenchmark {
     return "Read these notes.\n" + notes(max(1, (depth - 40) / perNote)) + "\n" + ask
   }
 
-  /// Streamed decode after `prompt` on a new session, from the first snapshot
-  /// to the last; returns the rate and the prompt's tokens (the depth).
+  /// Streamed decode after `prompt` on a new session (or `session`), from the
+  /// first snapshot to the last; returns the rate, the prompt's tokens (the
+  /// depth) and the tokens generated.
   static func streamed(
     _ prompt: String, model: LocalSystemModel, tokens: Int, session: GenerativeModelSession? = nil
   ) async throws -> (rate: Double, depth: Int, generated: Int) {
@@ -53,102 +60,146 @@ enum DepthBenchmark {
     var first: ContinuousClock.Instant?
     var (generated, depth) = (0, 0)
     for try await snapshot in session.streamResponse(to: prompt, options: options(tokens)) {
-      if first == nil { first = .now }
+      if first == nil {
+        first = .now
+        PerfControl.enable()
+      }
       generated = snapshot.rawResponse.usageMetadata?.candidatesTokenCount ?? generated
       depth = snapshot.rawResponse.usageMetadata?.promptTokenCount ?? depth
     }
+    PerfControl.disable()
     guard let first, generated > 1 else { return (.nan, depth, generated) }
+    // The first token comes from the prompt's logits; each later one from a
+    // decode step: generated - 1 steps between the first snapshot and the last.
     return (Double(generated - 1) / (ContinuousClock.now - first).seconds, depth, generated)
+  }
+
+  /// The library with flash attention off and on, and how `.automatic` decides.
+  struct Models {
+    let off: LocalSystemModel
+    let on: LocalSystemModel
+    let decision: Decision
+    func model(_ flag: Int) -> LocalSystemModel { flag == 1 ? on : off }
+  }
+
+  struct Reference {
+    let llamaBench: String
+    let modelPath: String
+    let threads: Int
+
+    /// llama-bench tg`generate` at `depth`, `-fa 0` and `-fa 1` in one process.
+    func decode(depth: Int, generate: Int) throws -> (off: Double, on: Double) {
+      let figures = try LlamaBench.runBoth(
+        executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, prompt: 0, generate: generate,
+        depth: depth)
+      return (figures.off.decodeTokensPerSecond, figures.on.decodeTokensPerSecond)
+    }
   }
 
   static func run(modelPath: String, llamaBench: String, threads: Int, runs: Int) async throws {
     let decision = Decision()
     LocalSystemModel.setLlamaLogHandler(decision.handler)
-    let model = LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads)
-    try await model.prepare()
+    try await LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads).prepare()
     LocalSystemModel.setLlamaLogHandler(.silent)
-    print("library: \(decision.message); threads \(threads), greedy, 128 tokens per decode, \(runs) runs")
-    _ = try await streamed("Hi", model: model, tokens: 8)  // warm-up
-    func bench(depth: Int, generate: Int, fa: Int) throws -> Double {
-      try LlamaBench.run(
-        executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, repetitions: 1, prompt: 0,
-        generate: generate, depth: depth, flashAttention: fa
-      ).decodeTokensPerSecond
+    let models = Models(
+      off: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .off),
+      on: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .on),
+      decision: decision)
+    for model in [models.off, models.on] {
+      try await model.prepare()
+      _ = try await streamed("Hi", model: model, tokens: 8)  // warm-up
     }
+    let reference = Reference(llamaBench: llamaBench, modelPath: modelPath, threads: threads)
     print(
-      "depth  tokens  library t/s  -fa 0 t/s  -fa 1 t/s  library / faster  (goal >= 0.95)  [library / llama-bench at its own setting]"
-    )
+      "CPU: \(StreamedDecode.cpuModel); library .automatic: \(decision.message); threads \(threads), greedy, "
+        + "streamed, 128 tokens per decode")
+    let parts = ProcessInfo.processInfo.environment["HI_DEPTH_PARTS"] ?? "table,chat,prefill"
+    if parts.contains("table") { try await table(models: models, reference: reference, runs: runs) }
+    if parts.contains("chat") { try await DepthChat.run(models: models, reference: reference, runs: runs) }
+    if parts.contains("prefill") { try await prefill(models: models, reference: reference, runs: runs) }
+  }
+
+  /// The depth table: per depth, `rounds` rounds (twice `runs` where a round
+  /// is cheap, up to 256 tokens deep), each the library off and on and
+  /// llama-bench `-fa 0,1`.
+  static func table(models: Models, reference: Reference, runs: Int) async throws {
+    print(
+      "depth  tokens  rounds  lib off  bench -fa 0  off ratio (spread)   lib on  bench -fa 1  on ratio (spread)    "
+        + ".automatic (-fa \(models.decision.flag)) / faster (spread)")
     for depth in depths {
-      var (ours, off, on) = ([Double](), [Double](), [Double]())
+      let rounds = depth <= 256 ? 2 * runs : runs
+      var ratios = (off: [Double](), on: [Double](), automatic: [Double]())
+      var rates = (off: [Double](), on: [Double](), benchOff: [Double](), benchOn: [Double]())
+      // Round 0 runs ours first and measures the depth llama-bench is given.
       var measured = 0
-      for run in 0..<runs {
-        let text = try await prompt(depth: depth, model: model, run: run)
-        let sample = try await streamed(text, model: model, tokens: 128)
-        measured = sample.depth
-        ours.append(sample.rate)
-        off.append(try bench(depth: measured, generate: 128, fa: 0))
-        on.append(try bench(depth: measured, generate: 128, fa: 1))
+      for round in 0..<rounds {
+        var ours = (off: Double.nan, on: Double.nan)
+        func library() async throws {
+          for flag in [0, 1] {
+            let text = try await prompt(depth: depth, model: models.model(flag), run: round)
+            let sample = try await streamed(text, model: models.model(flag), tokens: 128)
+            measured = sample.depth
+            if flag == 0 { ours.off = sample.rate } else { ours.on = sample.rate }
+          }
+        }
+        var bench = (off: Double.nan, on: Double.nan)
+        if round.isMultiple(of: 2) {
+          try await library()
+          bench = try reference.decode(depth: measured, generate: 128)
+        } else {
+          bench = try reference.decode(depth: measured, generate: 128)
+          try await library()
+        }
+        ratios.off.append(ours.off / bench.off)
+        ratios.on.append(ours.on / bench.on)
+        ratios.automatic.append((models.decision.flag == 1 ? ours.on : ours.off) / max(bench.off, bench.on))
+        rates.off.append(ours.off)
+        rates.on.append(ours.on)
+        rates.benchOff.append(bench.off)
+        rates.benchOn.append(bench.on)
       }
-      let faster = max(median(off), median(on))
       print(
-        "\(depth)".padding(toLength: 7, withPad: " ", startingAt: 0)
-          + "\(measured)".padding(toLength: 8, withPad: " ", startingAt: 0)
-          + format(median(ours)).padding(toLength: 13, withPad: " ", startingAt: 0)
-          + format(median(off)).padding(toLength: 11, withPad: " ", startingAt: 0)
-          + format(median(on)).padding(toLength: 11, withPad: " ", startingAt: 0)
-          + format(median(ours) / faster, 3)
-          + "  (-fa 1 / -fa 0 \(format(median(on) / median(off), 2)))  [\(format(median(ours) / (decision.flag == 1 ? median(on) : median(off)), 3))]"
-      )
+        column("\(depth)", 7) + column("\(measured)", 8) + column("\(rounds)", 8)
+          + column(format(median(rates.off)), 9) + column(format(median(rates.benchOff)), 13)
+          + column(summary(ratios.off), 21) + column(format(median(rates.on)), 8)
+          + column(format(median(rates.benchOn)), 13) + column(summary(ratios.on), 21) + summary(ratios.automatic))
     }
-    try await chat(model: model, flag: decision.flag, bench: bench)
-    try await prefill(
-      model: model, decision: decision, llamaBench: llamaBench, modelPath: modelPath,
-      threads: threads, runs: runs)
   }
 
-  /// Ten turns on one session, 64 tokens each: each turn's decode beside
-  /// llama-bench's faster setting at that turn's depth.
-  static func chat(model: LocalSystemModel, flag: Int, bench: (Int, Int, Int) throws -> Double) async throws {
-    let session = GenerativeModelSession(model: model, logHandler: .silent)
-    let filler = try await LocalThroughput.prompt(of: 100, model: model)
-    print("10-turn chat, 64 tokens a turn: turn, depth, library t/s, llama-bench best of -fa 0/1 t/s, ratio")
-    var (ratios, own) = ([Double](), [Double]())
-    for turn in 1...10 {
-      let text = "Turn \(turn). \(filler)\nTell me more about the Roman Empire."
-      let sample = try await streamed(text, model: model, tokens: 64, session: session)
-      let (off, on) = (try bench(sample.depth, 64, 0), try bench(sample.depth, 64, 1))
-      let best = max(off, on)
-      ratios.append(sample.rate / best)
-      own.append(sample.rate / (flag == 1 ? on : off))
-      print(
-        "turn \(turn): depth \(sample.depth), \(format(sample.rate)) t/s (\(sample.generated) tokens), "
-          + "llama-bench \(format(best)) t/s (-fa \(on > off ? 1 : 0)), ratio \(format(sample.rate / best, 3)); "
-          + "-fa 0 \(format(off)), -fa 1 \(format(on)), vs -fa \(flag) \(format(own.last ?? .nan, 3))")
-    }
-    print(
-      "chat: lowest turn ratio \(format(ratios.min() ?? .nan, 3)), median \(format(median(ratios), 3)) (goal: every turn >= 0.95); "
-        + "vs llama-bench at the library's setting: lowest \(format(own.min() ?? .nan, 3)), median \(format(median(own), 3))"
-    )
-  }
-
-  /// Prefill of a 512-token prompt beside llama-bench pp512 at the library's setting.
-  static func prefill(
-    model: LocalSystemModel, decision: Decision, llamaBench: String, modelPath: String, threads: Int, runs: Int
-  ) async throws {
-    let text = try await LocalThroughput.prompt(of: 512, model: model)
-    var (ours, theirs) = ([Double](), [Double]())
+  /// Prefill of a 512-token prompt, off and on, beside llama-bench pp512 at
+  /// the same setting, alternated per round.
+  static func prefill(models: Models, reference: Reference, runs: Int) async throws {
+    var ratios = (off: [Double](), on: [Double]())
     var tokens = 0
-    for run in 0..<runs {
-      let (rate, prefilled) = try await LocalThroughput.prefill(model: model, prompt: text, run: run + 100)
-      (ours, tokens) = (ours + [rate], prefilled)
-      theirs.append(
-        try LlamaBench.run(
-          executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, repetitions: 1, prompt: 512,
-          generate: 0, flashAttention: decision.flag
-        ).prefillTokensPerSecond)
+    let text = try await LocalThroughput.prompt(of: 512, model: models.off)
+    for round in 0..<(2 * runs) {
+      var ours = (off: Double.nan, on: Double.nan)
+      func library() async throws {
+        for flag in [0, 1] {
+          let (rate, prefilled) = try await LocalThroughput.prefill(
+            model: models.model(flag), prompt: text, run: round + 100)
+          (tokens, ours) = (prefilled, flag == 0 ? (rate, ours.on) : (ours.off, rate))
+        }
+      }
+      if round.isMultiple(of: 2) { try await library() }
+      let bench = try LlamaBench.runBoth(
+        executable: reference.llamaBench, model: reference.modelPath, threads: reference.threads, batchSize: 512,
+        prompt: 512, generate: 0)
+      if !round.isMultiple(of: 2) { try await library() }
+      ratios.off.append(ours.off / bench.off.prefillTokensPerSecond)
+      ratios.on.append(ours.on / bench.on.prefillTokensPerSecond)
     }
     print(
-      "prefill pp\(tokens): library \(format(median(ours))) t/s, llama-bench pp512 -fa \(decision.flag) \(format(median(theirs))) t/s, ratio \(format(median(ours) / median(theirs), 3)) (goal >= 0.95)"
-    )
+      "prefill pp\(tokens) / llama-bench pp512, \(2 * runs) rounds: off \(summary(ratios.off)), on \(summary(ratios.on)) "
+        + "(goal >= 0.95)")
+  }
+
+  /// "median (lowest-highest)" of per-round ratios.
+  static func summary(_ ratios: [Double]) -> String {
+    "\(format(median(ratios), 3)) (\(format(ratios.min() ?? .nan, 2))-\(format(ratios.max() ?? .nan, 2)))"
+  }
+
+  static func column(_ text: String, _ width: Int) -> String {
+    text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0)
   }
 }

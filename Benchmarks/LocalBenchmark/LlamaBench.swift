@@ -43,6 +43,40 @@ enum LlamaBench {
   }
 }
 
+extension LlamaBench {
+  /// llama-bench with `-fa 0,1`: both settings in one process, one
+  /// repetition each (after llama-bench's own warm-up), so that they see the
+  /// same minute of the machine; `depth` tokens in the KV cache first.
+  static func runBoth(
+    executable: String, model: String, threads: Int, batchSize: Int, prompt: Int, generate: Int, depth: Int = 0
+  ) throws -> (off: Figures, on: Figures) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = [
+      "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
+      "-ub", "\(batchSize)", "-r", "1", "-d", "\(depth)", "-fa", "0,1", "-o", "json",
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+      let runs = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+    else { throw BenchmarkError("llama-bench failed (status \(process.terminationStatus))") }
+    var both = [Figures](repeating: Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan), count: 2)
+    for run in runs {
+      let flag = (run["flash_attn"] as? Int) ?? ((run["flash_attn"] as? Bool) == true ? 1 : 0)
+      guard flag == 0 || flag == 1 else { continue }
+      let rate = median((run["samples_ts"] as? [Double]) ?? [(run["avg_ts"] as? Double) ?? .nan])
+      if (run["n_prompt"] as? Int ?? 0) > 0 { both[flag].prefillTokensPerSecond = rate }
+      if (run["n_gen"] as? Int ?? 0) > 0 { both[flag].decodeTokensPerSecond = rate }
+    }
+    return (both[0], both[1])
+  }
+}
+
 struct BenchmarkError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }

@@ -10,21 +10,47 @@ import Foundation
 /// call on the library's compute lane (`ComputeLane.run`) so that the process
 /// keeps one OpenMP team.
 final class RawLlama: @unchecked Sendable {
+  /// How the context is made: llama-bench's way (a context the size of the
+  /// test) or the library's (`BatchedContext.makeContext`).
+  struct Setup {
+    var contextSize: Int
+    var batchSize: Int
+    var threads: Int
+    /// `-fa`: 0 off, 1 on, nil llama.cpp's default (auto).
+    var flashAttention: Int?
+    /// The library's extra settings: one stream per sequence, no perf counters.
+    var asLibrary = false
+  }
+
   private let model: OpaquePointer
   private let context: OpaquePointer
   private let vocabSize: Int32
+  private let sampler: UnsafeMutablePointer<llama_sampler>?
+  private let batchSize: Int
 
-  init(path: String, contextSize: Int, batchSize: Int, threads: Int) throws {
+  convenience init(path: String, contextSize: Int, batchSize: Int, threads: Int) throws {
+    try self.init(path: path, setup: Setup(contextSize: contextSize, batchSize: batchSize, threads: threads))
+  }
+
+  init(path: String, setup: Setup) throws {
     llama_backend_init()
     guard let model = llama_model_load_from_file(path, llama_model_default_params()) else {
       throw BenchmarkError("llama.cpp could not load \(path)")
     }
     var params = llama_context_default_params()
-    params.n_ctx = UInt32(contextSize)
-    params.n_batch = UInt32(batchSize)
-    params.n_ubatch = UInt32(batchSize)
-    params.n_threads = Int32(threads)
-    params.n_threads_batch = Int32(threads)
+    params.n_ctx = UInt32(setup.contextSize)
+    params.n_batch = UInt32(setup.batchSize)
+    params.n_ubatch = UInt32(setup.batchSize)
+    params.n_threads = Int32(setup.threads)
+    params.n_threads_batch = Int32(setup.threads)
+    if let fa = setup.flashAttention {
+      params.flash_attn_type = fa == 1 ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED
+    }
+    if setup.asLibrary {
+      params.n_seq_max = 1
+      params.kv_unified = false
+      params.no_perf = true
+    }
     guard let context = llama_init_from_model(model, params) else {
       llama_model_free(model)
       throw BenchmarkError("llama.cpp could not create a context")
@@ -32,9 +58,15 @@ final class RawLlama: @unchecked Sendable {
     self.model = model
     self.context = context
     self.vocabSize = llama_vocab_n_tokens(llama_model_get_vocab(model))
+    self.batchSize = setup.batchSize
+    var chain = llama_sampler_chain_default_params()
+    chain.no_perf = true
+    sampler = llama_sampler_chain_init(chain)
+    if let sampler { llama_sampler_chain_add(sampler, llama_sampler_init_greedy()) }
   }
 
   deinit {
+    if let sampler { llama_sampler_free(sampler) }
     llama_free(context)
     llama_model_free(model)
   }
@@ -51,16 +83,51 @@ final class RawLlama: @unchecked Sendable {
     return Double(count) / (ContinuousClock.now - start).seconds
   }
 
-  /// Generated tokens per second: one token per decode, no sampling.
-  func decode(tokens count: Int) -> Double {
+  /// Generated tokens per second: one token per decode, after `depth` random
+  /// tokens in the KV cache (llama-bench's `-d`, decoded in batches, untimed).
+  /// `sampled`: each next token is the greedy sampler's pick from the logits
+  /// (as the library does), else a random one (as llama-bench does).
+  func decode(tokens count: Int, depth: Int = 0, sampled: Bool = false) -> Double {
+    fill(depth: depth)
+    return decodeAtDepth(tokens: count, sampled: sampled)
+  }
+
+  /// Clears the KV cache and puts `depth` random tokens in it.
+  func fill(depth: Int) {
     llama_memory_clear(llama_get_memory(context), true)
+    var filled = 0
+    while filled < depth {
+      let chunk = min(batchSize, depth - filled)
+      var tokens = (0..<chunk).map { _ in Int32.random(in: 0..<vocabSize) }
+      _ = tokens.withUnsafeMutableBufferPointer { buffer in
+        llama_decode(context, llama_batch_get_one(buffer.baseAddress, Int32(chunk)))
+      }
+      filled += chunk
+    }
+    llama_synchronize(context)
+    self.depth = depth
+  }
+
+  private var depth = 0
+
+  /// Decodes `count` tokens after what `fill` left, then takes them out of
+  /// the cache again, so that the next call starts at the same depth.
+  func decodeAtDepth(tokens count: Int, sampled: Bool) -> Double {
     var token = Int32.random(in: 0..<vocabSize)
+    PerfControl.enable()
+    defer { PerfControl.disable() }
     let start = ContinuousClock.now
     for _ in 0..<count {
       _ = llama_decode(context, llama_batch_get_one(&token, 1))
       llama_synchronize(context)
-      token = Int32.random(in: 0..<vocabSize)
+      if sampled, let sampler {
+        token = llama_sampler_sample(sampler, context, -1)
+      } else {
+        token = Int32.random(in: 0..<vocabSize)
+      }
     }
-    return Double(count) / (ContinuousClock.now - start).seconds
+    let rate = Double(count) / (ContinuousClock.now - start).seconds
+    _ = llama_memory_seq_rm(llama_get_memory(context), 0, llama_pos(depth), -1)
+    return rate
   }
 }

@@ -18,6 +18,9 @@ import HybridInferenceRemote
 //   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   (issue 14: streamed decode)
 //   local-benchmark concurrent <model.gguf> [threads] [runs] [on|off|auto]   (issues 14, 22: 1, 4, 16 sessions, beside llama-server -np 4 driven by scripts/llama-server-sessions.py)
 //   local-benchmark depth <model.gguf> <llama-bench> [threads] [runs]   (issue 22: decode at depth, -fa 0 / -fa 1, a 10-turn chat)
+//   local-benchmark probe <model.gguf> <llama-bench> <depth> <fa 0|1> [runs] [threads]   (where a streamed decode's time goes)
+//   local-benchmark probe-c <model.gguf> <depth> <fa 0|1> [rounds] [tokens] [variant]   (llama.cpp's C API alone: llama-bench's context vs the library's)
+//   local-benchmark stream <model.gguf> <depth> <fa 0|1> [runs]   (the library's streamed decode alone, for perf; see PerfControl)
 //   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (issue 22: the flash-attention calibration beside llama-bench -fa 0 / -fa 1)
 
@@ -122,6 +125,29 @@ do {
     let threads = arguments.count > 4 ? Int(arguments[4]) ?? 2 : 2
     let runs = arguments.count > 5 ? Int(arguments[5]) ?? 3 : 3
     try await DepthBenchmark.run(modelPath: path, llamaBench: arguments[3], threads: threads, runs: runs)
+  case "probe":
+    guard arguments.count >= 6, let depth = Int(arguments[4]), let fa = Int(arguments[5]) else {
+      throw BenchmarkError("probe needs the llama-bench path, a depth and -fa 0|1")
+    }
+    let runs = arguments.count > 6 ? Int(arguments[6]) ?? 5 : 5
+    let threads = arguments.count > 7 ? Int(arguments[7]) ?? 2 : 2
+    try await DecodeProbe.run(
+      modelPath: path, llamaBench: arguments[3], depth: depth, flashAttention: fa, runs: runs, threads: threads)
+  case "probe-c":
+    guard arguments.count >= 5, let depth = Int(arguments[3]), let fa = Int(arguments[4]) else {
+      throw BenchmarkError("probe-c needs a depth and -fa 0|1")
+    }
+    let runs = arguments.count > 5 ? Int(arguments[5]) ?? 20 : 20
+    let tokens = arguments.count > 6 ? Int(arguments[6]) ?? 32 : 32
+    try await DecodeProbe.contexts(
+      modelPath: path, depth: depth, flashAttention: fa, runs: runs, threads: 2, tokens: tokens,
+      only: arguments.count > 7 ? Int(arguments[7]) : nil)
+  case "stream":
+    guard arguments.count >= 5, let depth = Int(arguments[3]), let fa = Int(arguments[4]) else {
+      throw BenchmarkError("stream needs a depth and -fa 0|1")
+    }
+    let runs = arguments.count > 5 ? Int(arguments[5]) ?? 5 : 5
+    try await DecodeProbe.libraryOnly(modelPath: path, depth: depth, flashAttention: fa, runs: runs, threads: 2)
   case "promptcache":
     let runs = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
     try await PromptCacheBenchmark.run(modelPath: path, runs: runs)

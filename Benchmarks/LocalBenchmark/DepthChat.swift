@@ -1,0 +1,57 @@
+import Foundation
+import HybridInferenceCore
+import HybridInferenceLlama
+
+/// Ten turns of one conversation, 64 tokens decoded a turn, with flash
+/// attention off and on (a session on each model value): each turn's decode
+/// beside llama-bench tg64 `-fa 0,1` at that turn's depth, in the same minute.
+/// The chat runs `runs` times over (new sessions, the same turns), and each
+/// turn's ratio is the median over those repetitions.
+enum DepthChat {
+  static func run(models: DepthBenchmark.Models, reference: DepthBenchmark.Reference, runs: Int) async throws {
+    let filler = try await LocalThroughput.prompt(of: 100, model: models.off)
+    var ratios = (
+      off: [[Double]](repeating: [], count: 10), on: [[Double]](repeating: [], count: 10),
+      automatic: [[Double]](repeating: [], count: 10)
+    )
+    var depths = [Int](repeating: 0, count: 10)
+    for repetition in 0..<runs {
+      let sessions = [models.off, models.on].map { GenerativeModelSession(model: $0, logHandler: .silent) }
+      for turn in 0..<10 {
+        let text = "Turn \(turn + 1). \(filler)\nTell me more about the Roman Empire."
+        var ours = [Double.nan, .nan]
+        func library() async throws {
+          for flag in [0, 1] {
+            let sample = try await DepthBenchmark.streamed(
+              text, model: models.model(flag), tokens: 64, session: sessions[flag])
+            (ours[flag], depths[turn]) = (sample.rate, sample.depth)
+          }
+        }
+        // The depth is known only once ours has run: llama-bench goes second
+        // on the first repetition and alternates after it.
+        let oursFirst = repetition.isMultiple(of: 2) || depths[turn] == 0
+        if oursFirst { try await library() }
+        let bench = try reference.decode(depth: depths[turn], generate: 64)
+        if !oursFirst { try await library() }
+        ratios.off[turn].append(ours[0] / bench.off)
+        ratios.on[turn].append(ours[1] / bench.on)
+        ratios.automatic[turn].append(ours[models.decision.flag] / max(bench.off, bench.on))
+      }
+    }
+    print(
+      "10-turn chat, 64 tokens a turn, \(runs) repetitions; per turn: depth, library / llama-bench at the same "
+        + "setting (off, on), .automatic / the faster of -fa 0 and -fa 1; medians over the repetitions")
+    for turn in 0..<10 {
+      print(
+        "turn \(turn + 1): depth \(depths[turn]), off \(DepthBenchmark.summary(ratios.off[turn])), "
+          + "on \(DepthBenchmark.summary(ratios.on[turn])), .automatic / faster \(DepthBenchmark.summary(ratios.automatic[turn]))"
+      )
+    }
+    for (name, perTurn) in [("off", ratios.off), ("on", ratios.on), (".automatic / faster", ratios.automatic)] {
+      let medians = perTurn.map(median)
+      print(
+        "chat \(name): lowest turn \(format(medians.min() ?? .nan, 3)), median \(format(median(medians), 3)) "
+          + "(goal: every turn >= 0.95)")
+    }
+  }
+}
