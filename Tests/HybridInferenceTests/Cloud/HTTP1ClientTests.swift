@@ -114,6 +114,29 @@ final class HTTP1ClientTests: XCTestCase {
     XCTAssertLessThanOrEqual(server.stats.withLock(\.connections), 3)
   }
 
+  /// A server with two HTTP threads that each keep an idle keep-alive
+  /// connection for 3 s (cpp-httplib's pool, llama-server's): a burst of six
+  /// on new connections is answered without a thread ever waiting out an
+  /// idle connection, because the client closes connections it would keep
+  /// idle while others still wait for their first byte. Before, the first
+  /// two answered connections sat idle in the pool and held both threads for
+  /// their 3 s, twice (`idleDrops` 4, the burst ~6 s).
+  func testABurstAgainstAServerWithFewThreads_doesNotHoldItsThreadsWithIdleConnections() async throws {
+    let server = try ScriptedHTTPServer(workers: 2, idleHold: .seconds(3)) { _, _, _ in .send(Self.ok) }
+    defer { server.stop() }
+    let transport = HTTPTransport(maximumConnectionsPerHost: 32)
+    let url = try server.url()
+    let outcomes = await withTaskGroup(of: Outcome.self) { group in
+      for _ in 0..<6 { group.addTask { await Self.run(transport, url, deadline: .seconds(20)) } }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    XCTAssertEqual(outcomes.filter { $0.body == Data("ok".utf8) }.count, 6)
+    XCTAssertEqual(server.stats.withLock(\.idleDrops), 0, "a server thread waited out an idle connection")
+    // Once every connection has been answered, keep-alive holds again.
+    let again = await Self.run(transport, url)
+    XCTAssertEqual(again.body, Data("ok".utf8))
+  }
+
   func testCancellingAStalledBody_closesTheSocketAtOnce() async throws {
     let server = try ScriptedHTTPServer { _, _, _ in
       .sendAndHold("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart")

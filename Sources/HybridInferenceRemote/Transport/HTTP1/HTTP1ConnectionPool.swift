@@ -30,6 +30,9 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   /// Connections counted against the limit: idle, in use, being opened.
   private var open = 0
   private var waiters: [Waiter] = []
+  /// Requests sent on a connection of their own opening that have not had
+  /// a byte of answer yet (see `release`).
+  private var awaitingFirstAnswer = 0
   private var closed = false
   /// Whether a sweep of idle connections is scheduled.
   private var sweepScheduled = false
@@ -77,9 +80,36 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     waiter.wakeUp.signal()
   }
 
+  /// A request went out on a connection it opened, and no byte of answer
+  /// has come back yet; `answerBegan()` ends it, once.
+  func requestAwaitsFirstAnswer() {
+    lock.lock()
+    awaitingFirstAnswer += 1
+    lock.unlock()
+  }
+
+  /// The first byte of answer arrived (or the request ended without one).
+  func answerBegan() {
+    lock.lock()
+    awaitingFirstAnswer = max(0, awaitingFirstAnswer - 1)
+    lock.unlock()
+  }
+
   /// Hands the slot back: with the connection when it can carry another
   /// request (then to the first waiter, or to the idle stack), else the
   /// connection is closed and the slot goes to the first waiter or is freed.
+  ///
+  /// A reusable connection nobody waits for is closed instead of kept idle
+  /// while requests on newly opened connections to the origin still wait
+  /// for their first byte: a server with a small pool of HTTP threads
+  /// (llama-server's default is `max(np + 2, cores - 1)`, cpp-httplib) keeps
+  /// a thread on each idle keep-alive connection for its keep-alive time (5
+  /// s) before it accepts the next, so a burst of new connections waited in
+  /// 5 s steps behind the idle ones (8.3 s for a cold burst of 32 against 6
+  /// threads, Benchmarks/RESULTS.md §7). Closing frees that thread at once;
+  /// the cost is a new connection for the next request, small on the plain-
+  /// http networks this client serves. Once every connection has been
+  /// answered, connections are kept as usual.
   func release(_ socket: HTTP1Socket?, reusable: Bool) {
     var toClose: HTTP1Socket? = reusable ? nil : socket
     var scheduleSweep: Duration?
@@ -90,6 +120,9 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     } else if reusable, let socket {
       if !waiters.isEmpty {
         handOverLocked(Lease(socket: socket))
+      } else if awaitingFirstAnswer > 0 {
+        toClose = socket
+        open -= 1
       } else {
         socket.idleSince = .now
         idle.append(socket)

@@ -131,6 +131,7 @@ final class HTTP1Exchange: @unchecked Sendable {
     do {
       while true {
         let connection: HTTP1Socket
+        let opened = socket == nil
         if let socket {
           connection = socket
           attach(connection)
@@ -149,9 +150,22 @@ final class HTTP1Exchange: @unchecked Sendable {
           continuation.yield(.connected)
         }
         var parser = HTTP1ResponseParser(isHeadRequest: request.httpMethod == "HEAD")
+        // Counted while this request, on a connection it opened, has no
+        // byte of answer (`HTTP1ConnectionPool.release` says why).
+        var awaitingAnswer = false
+        defer { if awaitingAnswer { pool.answerBegan() } }
         do {
           try connection.write(bytes, until: deadline) { isCancelled }
-          let outcome = try read(connection, &parser, request: request)
+          if opened {
+            pool.requestAwaitsFirstAnswer()
+            awaitingAnswer = true
+          }
+          let outcome = try read(connection, &parser, request: request) {
+            if awaitingAnswer {
+              awaitingAnswer = false
+              pool.answerBegan()
+            }
+          }
           let cancelled = detach()
           if let keepAlive = parser.head?.keepAliveTimeout {
             // A little before the server's own limit, so a request never
@@ -186,13 +200,16 @@ final class HTTP1Exchange: @unchecked Sendable {
   }
 
   /// Reads the response, delivering its head and body; returns how it ended.
+  /// `answerBegan` is called when the first bytes arrive.
   private func read(
-    _ connection: HTTP1Socket, _ parser: inout HTTP1ResponseParser, request: URLRequest
+    _ connection: HTTP1Socket, _ parser: inout HTTP1ResponseParser, request: URLRequest,
+    answerBegan: () -> Void
   ) throws -> Outcome {
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: HTTP1Client.readBufferBytes)
     defer { buffer.deallocate() }
     while !parser.isComplete {
       let count = try connection.read(into: UnsafeMutableRawBufferPointer(buffer), until: deadline) { isCancelled }
+      if count > 0 { answerBegan() }
       let events =
         count == 0 ? try parser.finish() : try parser.feed(UnsafeBufferPointer(rebasing: buffer[0..<count]))
       for event in events {

@@ -30,6 +30,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     var requests: [String] = []
     /// Connections on which the server saw the client hang up while it held them.
     var hangUpsSeen = 0
+    /// Connections a worker gave up on after `idleHold` without a request
+    /// (only with `workers`).
+    var idleDrops = 0
   }
 
   let port: Int
@@ -37,9 +40,22 @@ final class ScriptedHTTPServer: @unchecked Sendable {
   private let listener: Int32
   /// `(connection index, request index on it, request head) -> reply`.
   private let script: @Sendable (Int, Int, String) -> Reply
+  /// With `workers`: accepted connections waiting for a worker.
+  private let queue = Locked<[(Int32, Int)]>([])
+  private let queued = DispatchSemaphore(value: 0)
+  private let idleHold: Duration?
 
-  init(ipv6: Bool = false, script: @escaping @Sendable (Int, Int, String) -> Reply) throws {
+  /// - Parameters:
+  ///   - workers: Serve connections with this many threads, each keeping a
+  ///     connection until the client closes it or sends nothing for
+  ///     `idleHold`, as cpp-httplib's pool (llama-server's) does; nil: a
+  ///     thread per connection.
+  init(
+    ipv6: Bool = false, workers: Int? = nil, idleHold: Duration = .seconds(3),
+    script: @escaping @Sendable (Int, Int, String) -> Reply
+  ) throws {
     self.script = script
+    self.idleHold = workers == nil ? nil : idleHold
     let family = ipv6 ? AF_INET6 : AF_INET
     let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
     var yes: Int32 = 1
@@ -74,6 +90,15 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     port = Int(UInt16(bigEndian: storage.sin6_port))
     let thread = Thread { [self] in acceptLoop() }
     thread.start()
+    for _ in 0..<(workers ?? 0) {
+      Thread { [self] in
+        while true {
+          queued.wait()
+          guard let (connection, number) = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
+          serve(connection, number)
+        }
+      }.start()
+    }
   }
 
   func url(_ path: String = "/", host: String = "127.0.0.1") throws -> URL {
@@ -98,7 +123,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         $0.open += 1
         $0.mostOpen = max($0.mostOpen, $0.open)
       }
-      Thread { [self] in serve(connection, number) }.start()
+      if idleHold != nil {
+        queue.withLock { $0.append((connection, number)) }
+        queued.signal()
+      } else {
+        Thread { [self] in serve(connection, number) }.start()
+      }
     }
   }
 
@@ -109,8 +139,15 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     }
     var pending: [UInt8] = []
     var requestIndex = 0
+    if let idleHold {
+      var timeout = timeval(tv_sec: Int(idleHold.components.seconds), tv_usec: 0)
+      setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
     while true {
-      guard let head = readRequest(connection, &pending) else { return }
+      guard let head = readRequest(connection, &pending) else {
+        if idleHold != nil, errno == EAGAIN || errno == EWOULDBLOCK { stats.withLock { $0.idleDrops += 1 } }
+        return
+      }
       stats.withLock { $0.requests.append(head) }
       switch script(number, requestIndex, head) {
       case .send(let text, let closeAfter):
