@@ -59,20 +59,12 @@ enum AttentionCalibrationCheck {
   private static func llamaBenchMilliseconds(
     executable: String, model: String, threads: Int
   ) throws -> [Int: (on: Double, off: Double)] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = [
-      "-m", model, "-p", "0", "-n", "64", "-t", "\(threads)", "-r", "3", "-fa", "0,1",
-      "-d", depths.map(String.init).joined(separator: ","), "-o", "json",
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let runs = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-    else { throw BenchmarkError("llama-bench failed (status \(process.terminationStatus))") }
+    let runs = try LlamaBench.runJSON(
+      executable: executable,
+      arguments: [
+        "-m", model, "-p", "0", "-n", "64", "-t", "\(threads)", "-r", "3", "-fa", "0,1",
+        "-d", depths.map(String.init).joined(separator: ","), "-o", "json",
+      ])
     var result: [Int: (on: Double, off: Double)] = [:]
     for run in runs {
       guard let depth = run["n_depth"] as? Int, let samples = run["samples_ts"] as? [Double] else { continue }

@@ -16,22 +16,12 @@ enum LlamaBench {
     executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int, prompt: Int = 512,
     generate: Int = 128, depth: Int = 0, flashAttention: Int? = nil
   ) throws -> Figures {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments =
-      [
+    let runs = try runJSON(
+      executable: executable,
+      arguments: [
         "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
         "-ub", "\(batchSize)", "-r", "\(repetitions)", "-d", "\(depth)", "-o", "json",
-      ] + (flashAttention.map { ["-fa", "\($0)"] } ?? [])
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0,
-      let runs = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-    else { throw BenchmarkError("llama-bench failed (status \(process.terminationStatus))") }
+      ] + (flashAttention.map { ["-fa", "\($0)"] } ?? []))
     var figures = Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan)
     for run in runs {
       // llama-bench reports each repetition; take the median like our own figures.
@@ -50,21 +40,12 @@ extension LlamaBench {
   static func runBoth(
     executable: String, model: String, threads: Int, batchSize: Int, prompt: Int, generate: Int, depth: Int = 0
   ) throws -> (off: Figures, on: Figures) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = [
-      "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
-      "-ub", "\(batchSize)", "-r", "1", "-d", "\(depth)", "-fa", "0,1", "-o", "json",
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0,
-      let runs = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-    else { throw BenchmarkError("llama-bench failed (status \(process.terminationStatus))") }
+    let runs = try runJSON(
+      executable: executable,
+      arguments: [
+        "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
+        "-ub", "\(batchSize)", "-r", "1", "-d", "\(depth)", "-fa", "0,1", "-o", "json",
+      ])
     var both = [Figures](repeating: Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan), count: 2)
     for run in runs {
       let flag = (run["flash_attn"] as? Int) ?? ((run["flash_attn"] as? Bool) == true ? 1 : 0)
@@ -80,4 +61,24 @@ extension LlamaBench {
 struct BenchmarkError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
+}
+
+extension LlamaBench {
+  /// Runs llama-bench with `arguments` (which ask for `-o json`) and returns
+  /// its runs, one object per test.
+  static func runJSON(executable: String, arguments: [String]) throws -> [[String: Any]] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+      let runs = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+    else { throw BenchmarkError("llama-bench failed (status \(process.terminationStatus))") }
+    return runs
+  }
 }
