@@ -117,16 +117,11 @@ enum FleetBenchmark {
     if let early { bare = early } else { bare = try await target.bareRun(inFlight: inFlight) }
     let (curl, curlCPU) = try target.curlRun(inFlight: inFlight)
     let server = target.serverName + (pool.map { ", \($0.label)" } ?? "")
-    return [
+    return [true, false].map { cold in
       FleetRow(
-        server: server, clientName: target.clientName, inFlight: inFlight, phase: "cold", client: client.cold,
-        bare: bare.cold, curl: curl.cold, clientRun: client, bareRun: bare, curlRun: curl, curlCPU: curlCPU,
-        failed: client.coldFailed),
-      FleetRow(
-        server: server, clientName: target.clientName, inFlight: inFlight, phase: "warm", client: client.warm,
-        bare: bare.warm, curl: curl.warm, clientRun: client, bareRun: bare, curlRun: curl, curlCPU: curlCPU,
-        failed: client.warmFailed),
-    ]
+        server: server, clientName: target.clientName, inFlight: inFlight, cold: cold, clientRun: client,
+        bareRun: bare, curlRun: curl, curlCPU: curlCPU)
+    }
   }
 }
 

@@ -6,16 +6,19 @@ struct FleetRow {
   var server: String
   var clientName: String
   var inFlight: Int
-  var phase: String
-  var client: Measurement
-  var bare: Measurement
-  var curl: Measurement
+  /// Whether the row is the runs' cold requests or their warm ones.
+  var cold: Bool
   /// The whole runs (cold and warm) of the three clients.
   var clientRun: ClientRun
   var bareRun: ClientRun
   var curlRun: CurlFleet.Run
   var curlCPU: CPUSpan.PerRequest
-  var failed: Int
+
+  var phase: String { cold ? "cold" : "warm" }
+  var client: Measurement { cold ? clientRun.cold : clientRun.warm }
+  var bare: Measurement { cold ? bareRun.cold : bareRun.warm }
+  var curl: Measurement { cold ? curlRun.cold : curlRun.warm }
+  var failed: Int { cold ? clientRun.coldFailed : clientRun.warmFailed }
 
   /// Issue 22's goal: median within 2 ms of curl's, p99 within 10%.
   var meetsGoal: Bool {

@@ -182,13 +182,8 @@ final class FleetServerProcess: @unchecked Sendable {
     process.standardOutput = stdout
     process.standardInput = stdin
     try process.run()
-    var line = Data()
-    while true {
-      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
-      if byte.isEmpty || byte == Data("\n".utf8) { break }
-      line.append(byte)
-    }
-    guard let port = Int(String(decoding: line, as: UTF8.self)), let url = URL(string: "http://127.0.0.1:\(port)")
+    let line = Self.readLine(stdout)
+    guard let port = Int(line), let url = URL(string: "http://127.0.0.1:\(port)")
     else { throw BenchmarkError("the fleet server did not start") }
     self.port = port
     self.baseURL = url
@@ -197,13 +192,18 @@ final class FleetServerProcess: @unchecked Sendable {
   /// The server's CPU time so far (user + system, all its threads), in ms.
   func cpuMilliseconds() -> Double {
     stdin.fileHandleForWriting.write(Data("\n".utf8))
+    return Double(Self.readLine(stdout)) ?? .nan
+  }
+
+  /// The server's next line on `pipe`, without its newline ("" at its end).
+  private static func readLine(_ pipe: Pipe) -> String {
     var line = Data()
     while true {
-      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+      let byte = pipe.fileHandleForReading.readData(ofLength: 1)
       if byte.isEmpty || byte == Data("\n".utf8) { break }
       line.append(byte)
     }
-    return Double(String(decoding: line, as: UTF8.self)) ?? .nan
+    return String(decoding: line, as: UTF8.self)
   }
 
   func stop() {

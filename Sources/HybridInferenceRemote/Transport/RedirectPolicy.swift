@@ -1,6 +1,10 @@
 import Foundation
 import HybridInferenceCore
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// Which redirects the transport follows.
 ///
 /// FoundationNetworking replays a redirected request with all of its headers,
@@ -27,5 +31,29 @@ package enum RedirectPolicy: Sendable, Hashable {
       guard let from = from.flatMap(Origin.init), let to = to.flatMap(Origin.init) else { return false }
       return from == to
     }
+  }
+
+  /// What a followed redirect with `status` sends: `original` at `url`, its
+  /// method, headers and body kept, except that 301, 302 and 303 turn any
+  /// method but GET and HEAD into a GET without a body (as browsers and
+  /// libcurl do). Both HTTP clients build the next request here.
+  static func request(following status: Int, from original: URLRequest, to url: URL) -> URLRequest {
+    var next = original
+    next.url = url
+    if [301, 302, 303].contains(status), !["GET", "HEAD"].contains(next.httpMethod ?? "GET") {
+      next.httpMethod = "GET"
+      next.httpBody = nil
+    }
+    return next
+  }
+
+  /// The error a refused redirect from `from` to `to` ends the exchange
+  /// with: `TransportFailure.redirectRefused`, or `URLError(.unsupportedURL)`
+  /// for a `Location` that is not http(s) at all.
+  static func refusal(from: URL?, to: URL?) -> any Error {
+    if let fromOrigin = from.flatMap(Origin.init), let toOrigin = to.flatMap(Origin.init) {
+      return TransportFailure.redirectRefused(from: fromOrigin, to: toOrigin)
+    }
+    return URLError(.unsupportedURL)
   }
 }

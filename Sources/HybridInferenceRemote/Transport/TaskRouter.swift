@@ -134,21 +134,11 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     let from = task.currentRequest?.url ?? task.originalRequest?.url
     var follow: URLSessionTask?
     if redirectPolicy.allows(from: from, to: request.url), let url = request.url {
-      var next = task.originalRequest ?? request
-      next.url = url
-      if [301, 302, 303].contains(response.statusCode), !["GET", "HEAD"].contains(next.httpMethod ?? "GET") {
-        next.httpMethod = "GET"
-        next.httpBody = nil
-      }
+      let next = RedirectPolicy.request(
+        following: response.statusCode, from: task.originalRequest ?? request, to: url)
       follow = session.dataTask(with: next)
     }
-    let refusal: any Error =
-      if let fromOrigin = from.flatMap(Origin.init), let toOrigin = request.url.flatMap(Origin.init) {
-        TransportFailure.redirectRefused(from: fromOrigin, to: toOrigin)
-      } else {
-        // A Location that is not http(s) at all: refused the same way.
-        URLError(.unsupportedURL)
-      }
+    let refusal = RedirectPolicy.refusal(from: from, to: request.url)
     let followed = table.withLock { table -> Bool in
       guard let exchangeID = table.exchangeOfTask[task.taskIdentifier] else { return false }
       guard let follow, let route = table.routes[exchangeID], route.redirects < Self.maximumRedirects else {

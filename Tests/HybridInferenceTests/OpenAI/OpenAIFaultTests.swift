@@ -1,5 +1,4 @@
 import Foundation
-import GeminiServerProcess
 import XCTest
 
 @testable import HybridInferenceCore
@@ -13,18 +12,7 @@ import XCTest
 /// (Tests/OpenAIServer/openai_stub.py): rate limits, server errors, broken
 /// chunks, errors mid-stream, proxy pages. Each is a typed error with the
 /// HTTP status, retried where the shared retry policy says so.
-final class OpenAIFaultTests: XCTestCase {
-  private static let key = "sk-test-SECRET-0123456789"
-  private var stub: GeminiServerProcess!
-
-  override func setUp() async throws {
-    stub = try OpenAITestServers.stub(apiKey: Self.key)
-  }
-
-  override func tearDown() async throws {
-    stub?.stop()
-  }
-
+final class OpenAIFaultTests: OpenAIStubTestCase {
   private func model(_ name: String, apiKey: String? = OpenAIFaultTests.key, logHandler: LogHandler = .silent)
     -> OpenAICompatibleModel
   {

@@ -1,5 +1,4 @@
 import Foundation
-import GeminiServerProcess
 import XCTest
 
 @testable import HybridInferenceCore
@@ -11,18 +10,7 @@ import XCTest
 
 /// Issue 25, point 2, on the OpenAI-compatible backend: a 429 with
 /// `Retry-After` is remembered for that long, one without is not.
-final class OpenAIRateLimitMemoryTests: XCTestCase {
-  private static let key = "sk-test-SECRET-0123456789"
-  private var stub: GeminiServerProcess!
-
-  override func setUp() async throws {
-    stub = try OpenAITestServers.stub(apiKey: Self.key)
-  }
-
-  override func tearDown() async throws {
-    stub?.stop()
-  }
-
+final class OpenAIRateLimitMemoryTests: OpenAIStubTestCase {
   private func tolerant(_ cloud: OpenAICompatibleModel) -> GenerativeModelSession {
     GenerativeModelSession(
       model: .hybridModel(

@@ -245,18 +245,9 @@ final class HTTP1Exchange: @unchecked Sendable {
     else { return nil }
     guard let to = URL(string: location, relativeTo: from)?.absoluteURL else { throw URLError(.badServerResponse) }
     guard client.redirectPolicy.allows(from: from, to: to) else {
-      if let fromOrigin = Origin(from), let toOrigin = Origin(to) {
-        throw TransportFailure.redirectRefused(from: fromOrigin, to: toOrigin)
-      }
-      throw URLError(.unsupportedURL)
+      throw RedirectPolicy.refusal(from: from, to: to)
     }
-    var next = request
-    next.url = to
-    if [301, 302, 303].contains(head.statusCode), !["GET", "HEAD"].contains(next.httpMethod ?? "GET") {
-      next.httpMethod = "GET"
-      next.httpBody = nil
-    }
-    return next
+    return RedirectPolicy.request(following: head.statusCode, from: request, to: to)
   }
 
   /// The error the stream ends with, in the codes URLSession would use:
