@@ -106,6 +106,12 @@ struct AttentionCalibrationGraph {
       return .failure(Failure(reason: "one layer's K/V of \(kvSize) cells is \(layerBytes >> 20) MiB"))
     }
     let timedLayers = min(shape.layers, maximumTimedLayers, maximumCacheBytes / layerBytes)
+    // ggml work like a load or a generation: an exit waits for it (and it
+    // stops at the next computation), so ggml's statics are not destroyed
+    // under it (ExitDuringWorkTests).
+    LlamaBackend.inFlight.enter()
+    defer { LlamaBackend.inFlight.leave() }
+    guard !LlamaBackend.inFlight.isStopping else { return .failure(Failure(reason: "the process is exiting")) }
     guard let backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, nil) else {
       return .failure(Failure(reason: "ggml has no CPU backend"))
     }
@@ -113,7 +119,7 @@ struct AttentionCalibrationGraph {
     setThreads(threads, of: backend)
     var session = Session(shape: shape, layers: timedLayers, kvSize: kvSize, backend: backend)
     defer { session.free() }
-    do {
+    do throws(Failure) {
       try session.allocateCache()
       var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: timedLayers)
       var graphs: [(depth: Int, off: Graph, on: Graph)] = []
@@ -141,6 +147,7 @@ struct AttentionCalibrationGraph {
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           let order = (round + index).isMultiple(of: 2) ? [false, true] : [true, false]
           for flash in order {
+            if LlamaBackend.inFlight.isStopping { throw Failure(reason: "the process is exiting") }
             if let scratch { ggml_backend_buffer_clear(scratch, UInt8(truncatingIfNeeded: round &+ 1)) }
             let seconds = try (flash ? entry.on : entry.off).compute(on: backend) * scale
             if round == 0 { continue }
