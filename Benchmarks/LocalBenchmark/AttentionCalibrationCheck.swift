@@ -2,30 +2,31 @@ import Foundation
 import HybridInferenceLlama
 
 /// Checks the calibration behind `FlashAttention.automatic` against
-/// llama-bench: the calibration's predicted per-token difference (attention
-/// with the fused kernel minus without, all layers) beside llama-bench's tg64
-/// with `-fa 1` minus `-fa 0` at the same depths (and the calibration with
-/// the caches left warm between computations, which it does not do), and whether the verdicts
-/// agree (RESULTS.md §1d): medians over `rounds`. Each round runs the calibration and llama-bench
+/// llama-bench: the calibration's measured per-token difference (a whole
+/// decode step with the fused kernel minus without, `AttentionStepCalibration`)
+/// beside llama-bench's tg64 with `-fa 1` minus `-fa 0` at the same depths
+/// (and the attention-only graph's prediction, `AttentionCalibrationGraph`,
+/// the fallback for large models), and whether the verdicts agree
+/// (RESULTS.md §1d): medians over `rounds`. Each round runs the calibration and llama-bench
 /// back to back, so that both see the same load on the shared cores.
 enum AttentionCalibrationCheck {
   static let depths = [0, 256, 1024]
 
   static func run(modelPaths: [String], llamaBench: String, threads: Int, rounds: Int) async throws {
     print(
-      "| model | head | depth | calibration on / off ms | predicted Δ ms/token | caches warm: predicted Δ | llama-bench fa 1 / fa 0 ms/token | llama-bench Δ ms/token |"
+      "| model | head | depth | calibration steps on / off ms | measured Δ ms/token | attention graph: predicted Δ | llama-bench fa 1 / fa 0 ms/token | llama-bench Δ ms/token |"
     )
     print("|---|---|---|---|---|---|---|---|")
     var verdicts: [String] = []
     for path in modelPaths {
       let name = URL(fileURLWithPath: path).lastPathComponent
       var probes: [AttentionCalibrationProbe.Figures] = []
-      var warm: [AttentionCalibrationProbe.Figures] = []
+      var graphs: [AttentionCalibrationProbe.Figures] = []
       var benches: [[Int: (on: Double, off: Double)]] = []
       for _ in 0..<max(1, rounds) {
         probes.append(try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths))
-        warm.append(
-          try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths, evicting: false))
+        graphs.append(
+          try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths, wholeSteps: false))
         benches.append(try llamaBenchMilliseconds(executable: llamaBench, model: path, threads: threads))
       }
       var (weightedOn, weightedOff) = (0.0, 0.0)
@@ -34,20 +35,21 @@ enum AttentionCalibrationCheck {
         let off = median(benches.map { $0[depth]?.off ?? .nan })
         let predictedOn = median(probes.map { $0.depths[index].on * 1000 })
         let predictedOff = median(probes.map { $0.depths[index].off * 1000 })
-        let warmChange = median(warm.map { ($0.depths[index].on - $0.depths[index].off) * 1000 })
+        let graphChange = median(graphs.map { ($0.depths[index].on - $0.depths[index].off) * 1000 })
         let weight = 1 + Double(depth) / 256
         weightedOn += weight * on
         weightedOff += weight * off
         print(
-          "| \(name) | \(probes[0].headSize) | \(depth) | \(format(predictedOn, 2)) / \(format(predictedOff, 2)) | \(signed(predictedOn - predictedOff)) | \(signed(warmChange)) | \(format(on, 2)) / \(format(off, 2)) | \(signed(on - off)) |"
+          "| \(name) | \(probes[0].headSize) | \(depth) | \(format(predictedOn, 2)) / \(format(predictedOff, 2)) | \(signed(predictedOn - predictedOff)) | \(signed(graphChange)) | \(format(on, 2)) / \(format(off, 2)) | \(signed(on - off)) |"
         )
       }
       let benchChange = (weightedOn - weightedOff) / weightedOff
       let benchVerdict = benchChange < 0 ? "on" : "off"
       let calls = probes.map(\.verdict)
+      let graphCalls = graphs.map(\.verdict).joined(separator: ", ")
       let costs = probes.map { format($0.cost * 1000) }.joined(separator: ", ")
       verdicts.append(
-        "\(name): calibration \(calls.joined(separator: ", ")) in \(costs) ms (last: \(probes.last?.reason ?? "")); llama-bench faster \(benchVerdict) (\(signed(benchChange * 100)) % weighted)"
+        "\(name): calibration \(calls.joined(separator: ", ")) in \(costs) ms (last: \(probes.last?.reason ?? "")); graph \(graphCalls); llama-bench faster \(benchVerdict) (\(signed(benchChange * 100)) % weighted)"
       )
     }
     for line in verdicts { print(line) }

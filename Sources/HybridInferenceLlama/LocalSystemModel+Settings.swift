@@ -51,15 +51,17 @@ extension LocalSystemModel {
     let contextSize = effectiveContextSize(trainedContextLength: model.trainedContextLength)
     let threads = min(max(1, self.threads), Self.maximumThreads)
     let directory = promptCache?.directoryURL
+    let batch = min(max(1, batchSize), contextSize)
     let decision = await AttentionChoice.decide(
       flashAttention,
       facts: AttentionChoice.Facts(headSize: model.attentionHeadSize, offloadsToGPU: llama_supports_gpu_offload())
     ) {
-      await AttentionChoice.calibrated(model: model, threads: threads, contextSize: contextSize, directory: directory)
+      await AttentionChoice.calibrated(
+        model: model, threads: threads, contextSize: contextSize, batchSize: batch, directory: directory)
     }
     return BatchedContext.Settings(
-      contextSize: contextSize, batchSize: min(max(1, batchSize), contextSize), threads: threads,
-      sequences: sequenceCount, flashAttention: decision)
+      contextSize: contextSize, batchSize: batch, threads: threads, sequences: sequenceCount,
+      flashAttention: decision)
   }
 
   /// Memory the model needs: the weights unless already loaded, plus the KV

@@ -74,11 +74,11 @@ enum SequenceStateLayout {
     return bytes
   }
 
-  private static func word(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+  static func word(_ bytes: [UInt8], at offset: Int) -> UInt32 {
     bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
   }
 
-  private static func append(_ value: UInt32, to bytes: inout [UInt8]) {
+  static func append(_ value: UInt32, to bytes: inout [UInt8]) {
     withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
   }
 }

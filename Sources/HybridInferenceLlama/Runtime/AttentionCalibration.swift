@@ -2,8 +2,10 @@ import CLlama
 import HybridInferenceCore
 
 /// How `FlashAttention.automatic` decides on the CPU backend: from the time
-/// one decode step's attention takes with and without the fused kernel, on
-/// this machine, with the loaded model's shapes (`AttentionCalibrationGraph`).
+/// the loaded model's decode step takes with and without the fused kernel,
+/// on this machine, at a few depths (`AttentionStepCalibration`), or for a
+/// model too large to step quickly, the time its attention alone takes
+/// (`AttentionCalibrationGraph`).
 ///
 /// Why a measurement and not a rule: no rule on facts known at load is right
 /// on both CPUs of one machine type. With SmolLM2 (heads 64 wide) llama-bench
@@ -15,11 +17,14 @@ import HybridInferenceCore
 /// shared cores only ever adds time), each depth's pair is weighted by how
 /// deep it is (`weight(ofDepth:)`: conversations go deep, and that is where the
 /// two settings part), and the cheaper total wins unless the two are within
-/// `tieMargin`, where the measurement says nothing and `fallback` decides, so
+/// `tieMargin(wholeSteps:)`, where the measurement says nothing and `fallback` decides, so
 /// that noise does not flip the answer from one process to the next.
 enum AttentionCalibration {
-  /// Relative difference under which the two settings count as even: 3%.
-  static let tieMargin = 0.03
+  /// Relative difference under which the two settings count as even: 3% of
+  /// attention alone (the graph), 2% of whole decode steps (`AttentionStepCalibration`:
+  /// within 2% of a step either setting keeps the library within 0.95x of
+  /// the faster one).
+  static func tieMargin(wholeSteps: Bool) -> Double { wholeSteps ? 0.02 : 0.03 }
   /// The depths measured (tokens already in the cache), capped by the context.
   static let depths = [0, 256, 1024]
 
@@ -36,7 +41,15 @@ enum AttentionCalibration {
     /// `AttentionCalibrationGraph.maximumCacheBytes`; times are scaled up).
     var layers: Int
     var timedLayers: Int
+    /// True for whole decode steps of the model (`AttentionStepCalibration`),
+    /// false for attention alone (`AttentionCalibrationGraph`).
+    var wholeSteps = false
     var cells: [Cell] = []
+  }
+
+  /// Why a measurement could not be made.
+  struct Failure: Error, Equatable {
+    var reason: String
   }
 
   /// The verdict: the setting and why, for the log.
@@ -65,9 +78,11 @@ enum AttentionCalibration {
     }
     guard off > 0, on > 0 else { return Verdict(flash: nil, reason: "no timings") }
     let change = (on - off) / off
-    let summary = "measured on vs off: \(parts.joined(separator: ", ")) ms/token"
-    if abs(change) < tieMargin {
-      return Verdict(flash: nil, reason: "even within \(Int(tieMargin * 100))% (\(percent(change))), \(summary)")
+    let what = timings.wholeSteps ? "decode steps" : "attention"
+    let summary = "\(what) measured on vs off: \(parts.joined(separator: ", ")) ms/token"
+    let margin = tieMargin(wholeSteps: timings.wholeSteps)
+    if abs(change) < margin {
+      return Verdict(flash: nil, reason: "even within \(Int(margin * 100))% (\(percent(change))), \(summary)")
     }
     return Verdict(
       flash: change < 0, reason: "\(change < 0 ? "on" : "off") (\(percent(change)) with it on), \(summary)")

@@ -3,8 +3,12 @@ import Foundation
 import HybridInferenceCore
 
 /// Times the attention of one decode step both ways, on ggml's CPU backend,
-/// with a loaded model's shapes: the measurement behind
-/// `FlashAttention.automatic` (`AttentionCalibration`).
+/// with a loaded model's shapes: how `FlashAttention.automatic` measures a
+/// model whose whole steps are too slow or too large to time
+/// (`AttentionStepCalibration`). Its cost does not grow with the weights;
+/// on 2 threads it overstates the fused kernel's cost (SmolLM2 on an AMD
+/// EPYC: +20% predicted where the step is 5% faster with it), so whole steps
+/// come first.
 ///
 /// Only attention differs between the two settings (the weights' matrix
 /// products are the same graph either way), so only attention is timed: a
@@ -78,11 +82,6 @@ struct AttentionCalibrationGraph {
     }
   }
 
-  /// Why a measurement could not be made.
-  struct Failure: Error, Equatable {
-    var reason: String
-  }
-
   /// Times `shape`'s attention at each of `depths` (tokens already in the
   /// cache), both ways, on `threads` threads; the calling thread must be a
   /// compute lane (`ComputeLanes`), so that ggml's OpenMP team is the lane's.
@@ -95,15 +94,16 @@ struct AttentionCalibrationGraph {
   /// 32 MiB) and time another regime.
   static func measure(
     shape: Shape, depths: [Int], threads: Int, evictBytes: Int = 0
-  ) -> Result<AttentionCalibration.Timings, Failure> {
+  ) -> Result<AttentionCalibration.Timings, AttentionCalibration.Failure> {
     let cellsPerStep = depths.map { cells(atDepth: $0) }
     guard let kvSize = cellsPerStep.max(), !depths.isEmpty, depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
-      return .failure(Failure(reason: "no depth to measure"))
+      return .failure(AttentionCalibration.Failure(reason: "no depth to measure"))
     }
     let rowBytes = ggml_row_size(shape.kvType, Int64(shape.headSize * shape.kvHeads))
     let layerBytes = 2 * rowBytes * kvSize
     guard layerBytes <= maximumCacheBytes else {
-      return .failure(Failure(reason: "one layer's K/V of \(kvSize) cells is \(layerBytes >> 20) MiB"))
+      return .failure(
+        AttentionCalibration.Failure(reason: "one layer's K/V of \(kvSize) cells is \(layerBytes >> 20) MiB"))
     }
     let timedLayers = min(shape.layers, maximumTimedLayers, maximumCacheBytes / layerBytes)
     // ggml work like a load or a generation: an exit waits for it (and it
@@ -111,15 +111,17 @@ struct AttentionCalibrationGraph {
     // under it (ExitDuringWorkTests).
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
-    guard !LlamaBackend.inFlight.isStopping else { return .failure(Failure(reason: "the process is exiting")) }
+    guard !LlamaBackend.inFlight.isStopping else {
+      return .failure(AttentionCalibration.Failure(reason: "the process is exiting"))
+    }
     guard let backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, nil) else {
-      return .failure(Failure(reason: "ggml has no CPU backend"))
+      return .failure(AttentionCalibration.Failure(reason: "ggml has no CPU backend"))
     }
     defer { ggml_backend_free(backend) }
     setThreads(threads, of: backend)
     var session = Session(shape: shape, layers: timedLayers, kvSize: kvSize, backend: backend)
     defer { session.free() }
-    do throws(Failure) {
+    do throws(AttentionCalibration.Failure) {
       try session.allocateCache()
       var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: timedLayers)
       var graphs: [(depth: Int, off: Graph, on: Graph)] = []
@@ -147,7 +149,7 @@ struct AttentionCalibrationGraph {
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           let order = (round + index).isMultiple(of: 2) ? [false, true] : [true, false]
           for flash in order {
-            if LlamaBackend.inFlight.isStopping { throw Failure(reason: "the process is exiting") }
+            if LlamaBackend.inFlight.isStopping { throw AttentionCalibration.Failure(reason: "the process is exiting") }
             if let scratch { ggml_backend_buffer_clear(scratch, UInt8(truncatingIfNeeded: round &+ 1)) }
             let seconds = try (flash ? entry.on : entry.off).compute(on: backend) * scale
             if round == 0 { continue }
@@ -216,21 +218,21 @@ struct AttentionCalibrationGraph {
       (self.shape, self.layers, self.kvSize, self.backend) = (shape, layers, kvSize, backend)
     }
 
-    mutating func allocateCache() throws(Failure) {
+    mutating func allocateCache() throws(AttentionCalibration.Failure) {
       let params = ggml_init_params(
         mem_size: ggml_tensor_overhead() * (2 * layers + 8), mem_buffer: nil, no_alloc: true)
-      guard let context = ggml_init(params) else { throw Failure(reason: "ggml_init failed") }
+      guard let context = ggml_init(params) else { throw AttentionCalibration.Failure(reason: "ggml_init failed") }
       self.context = context
       let width = Int64(shape.headSize * shape.kvHeads)
       for _ in 0..<layers {
         guard let key = ggml_new_tensor_2d(context, shape.kvType, width, Int64(kvSize)),
           let value = ggml_new_tensor_2d(context, shape.kvType, width, Int64(kvSize))
-        else { throw Failure(reason: "ggml could not describe the K/V tensors") }
+        else { throw AttentionCalibration.Failure(reason: "ggml could not describe the K/V tensors") }
         keys.append(key)
         values.append(value)
       }
       guard let buffer = ggml_backend_alloc_ctx_tensors(context, backend) else {
-        throw Failure(reason: "the K/V tensors could not be allocated")
+        throw AttentionCalibration.Failure(reason: "the K/V tensors could not be allocated")
       }
       self.buffer = buffer
       // Small finite values (0x2C2C is 0.0645 in f16), the same in every cell.
@@ -238,20 +240,20 @@ struct AttentionCalibrationGraph {
     }
 
     /// One decode step's attention at `depth`, allocated and ready to compute.
-    func graph(depth: Int, flash: Bool) throws(Failure) -> Graph {
+    func graph(depth: Int, flash: Bool) throws(AttentionCalibration.Failure) -> Graph {
       let cells = AttentionCalibrationGraph.cells(atDepth: depth)
       let nodes = max(Int(GGML_DEFAULT_GRAPH_SIZE), 24 * layers)
       let params = ggml_init_params(
         mem_size: ggml_tensor_overhead() * (24 * layers + 16) + ggml_graph_overhead_custom(nodes, false),
         mem_buffer: nil, no_alloc: true)
       let inputParams = ggml_init_params(mem_size: ggml_tensor_overhead() * 8, mem_buffer: nil, no_alloc: true)
-      guard let context = ggml_init(params) else { throw Failure(reason: "ggml_init failed") }
+      guard let context = ggml_init(params) else { throw AttentionCalibration.Failure(reason: "ggml_init failed") }
       guard let inputs = ggml_init(inputParams) else {
         ggml_free(context)
-        throw Failure(reason: "ggml_init failed")
+        throw AttentionCalibration.Failure(reason: "ggml_init failed")
       }
       var made = Graph(context: context, inputs: inputs)
-      do throws(Failure) {
+      do throws(AttentionCalibration.Failure) {
         try made.build(session: self, cells: cells, valid: depth + 1, flash: flash, nodes: nodes)
       } catch {
         made.free()
@@ -277,7 +279,9 @@ struct AttentionCalibrationGraph {
     var allocator: ggml_gallocr_t? = nil
     var graph: OpaquePointer? = nil
 
-    mutating func build(session: Session, cells: Int, valid: Int, flash: Bool, nodes: Int) throws(Failure) {
+    mutating func build(session: Session, cells: Int, valid: Int, flash: Bool, nodes: Int) throws(AttentionCalibration
+      .Failure)
+    {
       let shape = session.shape
       let head = Int64(shape.headSize)
       let row = ggml_row_size(shape.kvType, head)
@@ -291,10 +295,10 @@ struct AttentionCalibrationGraph {
         let newValue = ggml_new_tensor_2d(inputs, GGML_TYPE_F32, flash ? width : 1, flash ? 1 : width),
         let keyIndex = ggml_new_tensor_1d(inputs, GGML_TYPE_I64, 1),
         let valueIndices = ggml_new_tensor_1d(inputs, GGML_TYPE_I64, flash ? 1 : width)
-      else { throw Failure(reason: "ggml could not describe the graph") }
+      else { throw AttentionCalibration.Failure(reason: "ggml could not describe the graph") }
       for input in [query, mask, newKey, newValue, keyIndex, valueIndices] { ggml_set_input(input) }
       guard let inputBuffer = ggml_backend_alloc_ctx_tensors(inputs, session.backend) else {
-        throw Failure(reason: "the graph's inputs could not be allocated")
+        throw AttentionCalibration.Failure(reason: "the graph's inputs could not be allocated")
       }
       self.inputBuffer = inputBuffer
       let scale = 1 / Float(shape.headSize).squareRoot()
@@ -340,15 +344,15 @@ struct AttentionCalibrationGraph {
           let permuted = ggml_permute(context, mixed, 0, 2, 1, 3)
           output = ggml_cont_2d(context, permuted, head * Int64(shape.heads), 1)
         }
-        guard let output else { throw Failure(reason: "ggml could not describe layer \(layer)") }
+        guard let output else { throw AttentionCalibration.Failure(reason: "ggml could not describe layer \(layer)") }
         ggml_build_forward_expand(graph, output)
       }
       guard let allocator = ggml_gallocr_new(ggml_backend_get_default_buffer_type(session.backend)) else {
-        throw Failure(reason: "ggml could not make an allocator")
+        throw AttentionCalibration.Failure(reason: "ggml could not make an allocator")
       }
       self.allocator = allocator
       guard ggml_gallocr_alloc_graph(allocator, graph) else {
-        throw Failure(reason: "the graph's tensors could not be allocated")
+        throw AttentionCalibration.Failure(reason: "the graph's tensors could not be allocated")
       }
       self.graph = graph
       // The query: small finite values (0x3C3C3C3C is 0.0115 in f32).
@@ -375,12 +379,14 @@ struct AttentionCalibrationGraph {
     }
 
     /// Seconds one computation of the graph takes.
-    func compute(on backend: ggml_backend_t) throws(Failure) -> Double {
-      guard let graph else { throw Failure(reason: "the graph was not built") }
+    func compute(on backend: ggml_backend_t) throws(AttentionCalibration.Failure) -> Double {
+      guard let graph else { throw AttentionCalibration.Failure(reason: "the graph was not built") }
       let start = DispatchTime.now().uptimeNanoseconds
       let status = ggml_backend_graph_compute(backend, graph)
       let end = DispatchTime.now().uptimeNanoseconds
-      guard status == GGML_STATUS_SUCCESS else { throw Failure(reason: "ggml could not compute the graph") }
+      guard status == GGML_STATUS_SUCCESS else {
+        throw AttentionCalibration.Failure(reason: "ggml could not compute the graph")
+      }
       return Double(end &- start) / 1e9
     }
 

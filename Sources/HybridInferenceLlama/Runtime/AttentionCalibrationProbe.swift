@@ -24,10 +24,12 @@ package enum AttentionCalibrationProbe {
   }
 
   /// Loads `modelPath` and calibrates it at `depths` on `threads` threads
-  /// (not remembered: every call measures); `evicting: false` leaves the
-  /// caches warm between computations (to show what eviction changes).
+  /// (not remembered: every call measures): by whole decode steps, as
+  /// `.automatic` does, or with `wholeSteps: false` by the attention graph,
+  /// where `evicting: false` leaves the caches warm between computations (to
+  /// show what eviction changes).
   package static func run(
-    modelPath: String, threads: Int, depths: [Int], evicting: Bool = true
+    modelPath: String, threads: Int, depths: [Int], wholeSteps: Bool = true, evicting: Bool = true
   ) async throws -> Figures {
     let model = try await LocalSystemModel(modelPath: modelPath, threads: threads).loadedModel(progress: nil)
     guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
@@ -37,7 +39,9 @@ package enum AttentionCalibrationProbe {
       evicting ? AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer))) : 0
     let start = ContinuousClock.now
     let measured = await ComputeLane.run {
-      AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
+      wholeSteps
+        ? AttentionStepCalibration.measure(model: model, shape: shape, depths: depths, threads: threads, batchSize: 512)
+        : AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
     }
     let elapsed = ContinuousClock.now - start
     let timings: AttentionCalibration.Timings

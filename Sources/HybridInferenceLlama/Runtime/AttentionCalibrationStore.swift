@@ -42,6 +42,8 @@ final class AttentionCalibrationStore: Sendable {
       text = [
         "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
+        // Decisions of the attention-only calibration (before whole steps) are measured again.
+        "calibration steps",
       ].joined(separator: "\n")
     }
 

@@ -8,10 +8,10 @@ import HybridInferenceCore
 /// - `.automatic` on a GPU backend keeps llama.cpp's own choice
 ///   (`LLAMA_FLASH_ATTN_TYPE_AUTO`, on where the device supports it): nothing
 ///   here was measured there.
-/// - `.automatic` on the CPU backend is calibrated: one decode step's
-///   attention is timed both ways on this machine with the model's shapes
-///   (`AttentionCalibration`, about a tenth of a second, once per model file,
-///   llama.cpp build, CPU and thread count: `AttentionCalibrationStore`).
+/// - `.automatic` on the CPU backend is calibrated: the model's decode step
+///   is timed both ways on this machine at a few depths (`AttentionCalibration`,
+///   a few tenths of a second, once per model file, llama.cpp build, CPU and
+///   thread count: `AttentionCalibrationStore`).
 ///   When the two are even, or the measurement cannot be made (a shape ggml
 ///   refuses, an allocation that fails), the head-width rule decides
 ///   (`fallback(headSize:)`).
@@ -76,9 +76,12 @@ enum AttentionChoice {
 
   /// The calibrated verdict for `model` run on `threads` threads with a
   /// window of `contextSize` tokens: remembered, stored in `directory`, or
-  /// measured now on a compute lane once `threads` cores are free.
+  /// measured now on a compute lane once `threads` cores are free: whole
+  /// decode steps (`AttentionStepCalibration`), or, for a model whose step
+  /// is too slow or whose state cannot be repeated, its attention alone
+  /// (`AttentionCalibrationGraph`).
   static func calibrated(
-    model: LlamaModel, threads: Int, contextSize: Int, directory: URL?
+    model: LlamaModel, threads: Int, contextSize: Int, batchSize: Int, directory: URL?
   ) async -> AttentionCalibration.Verdict {
     guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
       return AttentionCalibration.Verdict(flash: nil, reason: "the model's attention shape cannot be measured")
@@ -91,18 +94,24 @@ enum AttentionChoice {
       let cores = (try? await budget.acquire(threads: threads)) ?? 0
       defer { budget.release(cores) }
       let start = ContinuousClock.now
-      let measured = await ComputeLane.run {
-        AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
+      let (measured, stepFailure) = await ComputeLane.run {
+        () -> (Result<AttentionCalibration.Timings, AttentionCalibration.Failure>, String?) in
+        let steps = AttentionStepCalibration.measure(
+          model: model, shape: shape, depths: depths, threads: threads, batchSize: batchSize)
+        guard case .failure(let failure) = steps else { return (steps, nil) }
+        let graph = AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
+        return (graph, failure.reason)
       }
       let cost = (ContinuousClock.now - start).components
       let milliseconds = cost.seconds * 1000 + cost.attoseconds / 1_000_000_000_000_000
+      let instead = stepFailure.map { "; steps not timed: \($0)" } ?? ""
       switch measured {
       case .success(let timings):
         var verdict = AttentionCalibration.decide(timings)
-        verdict.reason += "; calibrated in \(milliseconds) ms"
+        verdict.reason += "; calibrated in \(milliseconds) ms\(instead)"
         return verdict
       case .failure(let failure):
-        return AttentionCalibration.Verdict(flash: nil, reason: "failed (\(failure.reason))")
+        return AttentionCalibration.Verdict(flash: nil, reason: "failed (\(failure.reason)\(instead))")
       }
     }
   }

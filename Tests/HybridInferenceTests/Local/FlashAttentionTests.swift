@@ -56,6 +56,19 @@ final class FlashAttentionTests: XCTestCase {
     }
   }
 
+  func testWholeSteps_areEvenWithin2Percent_attentionAloneWithin3() {
+    // On 2.5% faster: a verdict for whole steps (2.5% of what a token costs), even for attention alone.
+    var steps = timings(atZero: 0.975, atDeep: 0.975)
+    steps.wholeSteps = true
+    let verdict = AttentionCalibration.decide(steps)
+    XCTAssertEqual(verdict.flash, true, verdict.reason)
+    XCTAssertTrue(verdict.reason.contains("decode steps measured"), verdict.reason)
+    XCTAssertNil(AttentionCalibration.decide(timings(atZero: 0.975, atDeep: 0.975)).flash)
+    steps = timings(atZero: 0.985, atDeep: 0.985)
+    steps.wholeSteps = true
+    XCTAssertTrue(AttentionCalibration.decide(steps).reason.hasPrefix("even within 2%"))
+  }
+
   func testOneSlowRepetition_doesNotFlipIt() {
     // On is 8% faster; a stall makes one "on" repetition at depth 1,024 ten times slower.
     var noisy = timings(atZero: 0.92, atDeep: 0.92)

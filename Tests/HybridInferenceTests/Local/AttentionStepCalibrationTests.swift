@@ -1,0 +1,144 @@
+import CLlama
+import Foundation
+import XCTest
+
+@testable import HybridInferenceLlama
+
+/// The whole-step calibration behind `FlashAttention.automatic`
+/// (`AttentionStepCalibration`) and the state it loads instead of decoding
+/// the depth (`SequenceStateLayout.repeated`): the layout on made-up bytes,
+/// then for real on the tiny model. Never a speed assertion.
+final class AttentionStepCalibrationTests: XCTestCase {
+  /// A one-cell state as llama.cpp writes it for a one-stream context: two
+  /// layers of K 4 bytes wide, then V as rows or (`transposed`) 2 columns of
+  /// 2-byte elements.
+  private func oneCell(transposed: Bool) -> [UInt8] {
+    var bytes: [UInt8] = [0x51, 0x45, 0x4B, 0x56] + words([0, 1, 1, 0, 1, 0, transposed ? 1 : 0, 2])
+    for layer in 0..<2 {
+      bytes += words([1]) + words([4, 0]) + [10, 11, 12, 13].map { $0 + UInt8(layer) * 10 }
+    }
+    for layer in 0..<2 {
+      if transposed {
+        bytes += words([1, 2, 2]) + [50, 51, 52, 53].map { $0 + UInt8(layer) * 10 }
+      } else {
+        bytes += words([1]) + words([4, 0]) + [50, 51, 52, 53].map { $0 + UInt8(layer) * 10 }
+      }
+    }
+    return bytes
+  }
+
+  private func words(_ values: [UInt32]) -> [UInt8] {
+    values.flatMap { value in withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+  }
+
+  func testOneCellRepeated_isEveryCellAtItsPosition_withTheSameKAndV() throws {
+    let rows = try XCTUnwrap(SequenceStateLayout.repeated(oneCell(transposed: false), cells: 3))
+    var expected: [UInt8] = [0x51, 0x45, 0x4B, 0x56] + words([0, 1, 3, 0, 1, 0, 1, 1, 0, 2, 1, 0, 0, 2])
+    for layer in 0..<2 {
+      expected += words([1]) + words([4, 0])
+      for _ in 0..<3 { expected += [10, 11, 12, 13].map { $0 + UInt8(layer) * 10 } }
+    }
+    for layer in 0..<2 {
+      expected += words([1]) + words([4, 0])
+      for _ in 0..<3 { expected += [50, 51, 52, 53].map { $0 + UInt8(layer) * 10 } }
+    }
+    XCTAssertEqual(rows, expected)
+    // Transposed V: per dimension, its element once per cell.
+    let columns = try XCTUnwrap(SequenceStateLayout.repeated(oneCell(transposed: true), cells: 3))
+    let values = Array(columns.suffix(2 * (12 + 12)))
+    XCTAssertEqual(
+      values,
+      words([1, 2, 2]) + [50, 51, 50, 51, 50, 51, 52, 53, 52, 53, 52, 53] + words([1, 2, 2])
+        + [60, 61, 60, 61, 60, 61, 62, 63, 62, 63, 62, 63])
+  }
+
+  func testAStateItDoesNotKnow_isNotRepeated() {
+    let good = oneCell(transposed: false)
+    var twoStreams = good
+    twoStreams[8] = 2
+    var twoSequences = good
+    twoSequences[20] = 2
+    var notAtZero = good
+    notAtZero[16] = 5
+    var hugeRow = good
+    hugeRow.replaceSubrange(40..<48, with: words([0xFFFF_FFF0, 0]))
+    let layouts = [
+      good + [0], Array(good.dropLast()), twoStreams, twoSequences, notAtZero, hugeRow, Array(good.prefix(30)), [],
+    ]
+    for bytes in layouts {
+      XCTAssertNil(SequenceStateLayout.repeated(bytes, cells: 4), "\(bytes)")
+    }
+    XCTAssertNil(SequenceStateLayout.repeated(good, cells: 0))
+    XCTAssertNil(SequenceStateLayout.repeated(good, cells: Int.max / 2), "a state past the byte cap")
+  }
+
+  /// llama.cpp itself takes the repeated state, with V transposed (flash
+  /// attention off) and not: the sequence then holds `depth` cells, and the
+  /// next token decodes at that position.
+  func testARepeatedState_loadsIntoLlamaCpp_atTheDepth_bothWays() async throws {
+    let loaded = try await LocalTestModels.tiny(contextSize: 1024).loadedModel(progress: nil)
+    for flash in [LLAMA_FLASH_ATTN_TYPE_DISABLED, LLAMA_FLASH_ATTN_TYPE_ENABLED] {
+      let outcome = await ComputeLane.run { () -> String? in
+        var params = llama_context_default_params()
+        (params.n_ctx, params.n_batch, params.n_ubatch, params.n_seq_max) = (512, 8, 8, 1)
+        params.flash_attn_type = flash
+        guard let context = llama_init_from_model(loaded.pointer, params) else { return "no context" }
+        defer { llama_free(context) }
+        var token: llama_token = 1
+        guard llama_decode(context, llama_batch_get_one(&token, 1)) == 0 else { return "first decode" }
+        let size = llama_state_seq_get_size(context, 0)
+        var one = [UInt8](repeating: 0, count: size)
+        guard llama_state_seq_get_data(context, &one, size, 0) == size,
+          let deep = SequenceStateLayout.repeated(one, cells: 300)
+        else { return "not repeated" }
+        let memory = llama_get_memory(context)
+        _ = llama_memory_seq_rm(memory, 0, -1, -1)
+        guard llama_state_seq_set_data(context, deep, deep.count, 0) == deep.count else { return "refused" }
+        guard llama_memory_seq_pos_max(memory, 0) == 299 else { return "holds \(llama_memory_seq_pos_max(memory, 0))" }
+        var batch = llama_batch_init(1, 0, 1)
+        defer { llama_batch_free(batch) }
+        batch.n_tokens = 1
+        (batch.token[0], batch.pos[0], batch.n_seq_id[0], batch.logits[0]) = (1, 300, 1, 1)
+        batch.seq_id[0]?[0] = 0
+        return llama_decode(context, batch) == 0 && llama_memory_seq_pos_max(memory, 0) == 300 ? nil : "next decode"
+      }
+      XCTAssertNil(outcome, "flash attention \(flash.rawValue)")
+    }
+  }
+
+  func testTheRealSteps_onTheTinyModel_timeEveryCell() async throws {
+    let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
+    let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
+    let timings = try await ComputeLane.run {
+      AttentionStepCalibration.measure(model: loaded, shape: shape, depths: [0, 256, 1024], threads: 2, batchSize: 512)
+    }.get()
+    XCTAssertTrue(timings.wholeSteps)
+    XCTAssertEqual(timings.cells.map(\.depth), [0, 256, 1024])
+    for cell in timings.cells {
+      // Every repetition, or at least two past the time budget (busy cores).
+      XCTAssertTrue((2...AttentionStepCalibration.repetitions).contains(cell.on.count), "\(cell)")
+      XCTAssertEqual(cell.on.count, cell.off.count)
+      XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
+    }
+    XCTAssertTrue(AttentionCalibration.decide(timings).reason.contains("decode steps measured"))
+  }
+
+  func testASlowStepOrAHugeCache_isNotTimed_andSaysWhy() async throws {
+    let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
+    let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
+    let slow = await ComputeLane.run {
+      AttentionStepCalibration.measure(
+        model: loaded, shape: shape, depths: [0, 256], threads: 2, batchSize: 512, slowestStep: 0)
+    }
+    guard case .failure(let failure) = slow else { return XCTFail("timed a step slower than allowed") }
+    XCTAssertTrue(failure.reason.hasPrefix("a decode step takes"), failure.reason)
+    // A header's worth of layers and heads: refused from the arithmetic, before any context.
+    let huge = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(layers: 4096, heads: 4096, kvHeads: 4096, headSize: 1024, kvType: GGML_TYPE_F16))
+    guard
+      case .failure(let refused) = AttentionStepCalibration.measure(
+        model: loaded, shape: huge, depths: [0, 1024], threads: 2, batchSize: 512)
+    else { return XCTFail("made a context for 4,096 layers of 4,096 heads") }
+    XCTAssertTrue(refused.reason.contains("MiB of K/V"), refused.reason)
+  }
+}
