@@ -32,8 +32,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// size; zero or less makes requests throw `invalidOptions`.
   public let batchSize: Int
   /// The most requests decoded together, each on a sequence of this model
-  /// value's one llama context; more wait their turn. Each sequence holds
-  /// `contextSize` tokens of KV cache. The context starts with one sequence
+  /// value's one llama context; more wait their turn. Each sequence holds up
+  /// to `contextSize` tokens of KV cache (512 at first, grown with its
+  /// conversation). The context starts with one sequence
   /// and is made again with this many the first time requests overlap, so
   /// memory grows with this number only in apps that answer sessions at once.
   /// More than 64 is clamped to 64; zero or less makes requests throw `invalidOptions`.

@@ -34,8 +34,8 @@ extension BatchedContext {
         failEverything(HybridInferenceError.generationFailed("the llama context has no memory"))
         return
       }
-      let window = Int(llama_n_ctx_seq(context))
-      if !admitQueued(context: context, memory: memory, window: window) { continue }
+      let window = Self.window(of: settings)
+      if !admitQueued(window: window) { continue }
       for turn in active where isCancelled(turn) { finish(turn, .failure(CancellationError())) }
       if active.isEmpty {
         let done = state.withLock { state in
@@ -45,8 +45,16 @@ extension BatchedContext {
         if done { return }
         continue
       }
+      if growForNextStep() { continue }
       step(context: context, memory: memory, window: window)
     }
+  }
+
+  /// The context and its memory as they are now.
+  private func current() throws(HybridInferenceError) -> (OpaquePointer, llama_memory_t) {
+    let context = try created()
+    guard let memory = llama_get_memory(context) else { throw .generationFailed("the llama context has no memory") }
+    return (context, memory)
   }
 
   private func isCancelled(_ turn: SequenceTurn) -> Bool {
@@ -54,10 +62,12 @@ extension BatchedContext {
   }
 
   /// Gives free sequences to the first queued turns and prepares their
-  /// caches. Returns false when the context grew first (the caller reads the
-  /// new one and admits then).
-  private func admitQueued(context: OpaquePointer, memory: llama_memory_t, window: Int) -> Bool {
+  /// caches. Returns false when the context was made again (grown to more
+  /// sequences first, or to more cells for a turn's prompt): the caller
+  /// reads the new one.
+  private func admitQueued(window: Int) -> Bool {
     if growIfWaiting() { return false }
+    let before = creation.withLock { pointer }
     let admitted = state.withLock { state -> [(SequenceTurn, SequenceSlots.Lease)] in
       var admitted: [(SequenceTurn, SequenceSlots.Lease)] = []
       while let first = state.queue.first, let lease = state.slots.lease(for: first.request.owner) {
@@ -69,20 +79,19 @@ extension BatchedContext {
       turn.sequence = lease.sequence
       active.append(turn)
       do {
-        try prepare(turn, changedHands: lease.changedHands, context: context, memory: memory, window: window)
+        try prepare(turn, changedHands: lease.changedHands, window: window)
       } catch {
         finish(turn, .failure(error))
       }
     }
-    return true
+    return creation.withLock { pointer } == before
   }
 
   /// Keeps what the turn may reuse of its sequence's cache, checks that the
-  /// turn fits the sequence's share, and makes its sampler.
-  private func prepare(
-    _ turn: SequenceTurn, changedHands: Bool, context: OpaquePointer, memory: llama_memory_t, window: Int
-  ) throws {
+  /// turn fits the window, grows the cache to hold it, and makes its sampler.
+  private func prepare(_ turn: SequenceTurn, changedHands: Bool, window: Int) throws {
     let prompt = turn.prompt
+    var (context, memory) = try current()
     // First, before anything can fail: a sequence from another session keeps
     // at most the instructions, even for a turn that is then refused.
     if changedHands { caches[turn.sequence].keepInstructions(ifSharedWith: prompt, in: memory) }
@@ -96,6 +105,7 @@ extension BatchedContext {
     guard prompt.count + reserve <= window else {
       throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
     }
+    if growWindow(toHold: prompt.count + reserve) { (context, memory) = try current() }
     turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
     turn.unDecoded = prompt[turn.reusedTokens...]
     loadSavedPrefix(turn, context: context, memory: memory)
@@ -223,6 +233,11 @@ extension BatchedContext {
     if status == 2 || LlamaBackend.inFlight.isStopping { return CancellationError() }
     if status == 1 {
       let largest = entries.map { caches[$0.turn.sequence].tokens.count + $0.count }.max() ?? 0
+      let cells = creation.withLock { self.cells }
+      if cells < window {
+        return HybridInferenceError.generationFailed(
+          "llama.cpp could not grow the KV cache past \(cells) tokens for \(largest) (out of memory?)")
+      }
       return HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: largest)
     }
     return HybridInferenceError.generationFailed("llama_decode returned \(status)")

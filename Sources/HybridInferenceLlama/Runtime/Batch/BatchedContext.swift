@@ -11,10 +11,12 @@ import HybridInferenceJinja
 /// four sequences costs about two and a half steps of one (measured on a
 /// 2-core Xeon with a Q4_1 model), while four contexts were four OpenMP teams
 /// taking turns on the same cores (four sessions at 0.99× the tokens/s of
-/// one). The KV cache holds `contextSize` cells for each sequence. A context
-/// starts with one sequence, so a model that answers one session at a time
-/// costs one window of KV cache, and is made again with `sequences` of them
-/// the first time more turns wait than sequences are idle (`ContextGrowth`).
+/// one). The KV cache holds up to `contextSize` cells for each sequence,
+/// starting with 512 and made again larger as conversations need
+/// (`WindowGrowth`). A context starts with one sequence, so a model that
+/// answers one session at a time costs one window of KV cache at most, and
+/// is made again with `sequences` of them the first time more turns wait
+/// than sequences are idle (`ContextGrowth`).
 ///
 /// `@unchecked Sendable` with a written reason: the llama pointer, the batch,
 /// the sequence caches and the active turns are touched only by the scheduler,
@@ -68,6 +70,12 @@ final class BatchedContext: @unchecked Sendable {
   let creation = NSLock()
   /// True once growing failed (no memory): the context stays as it is.
   var growthFailed = false
+  /// Cells of KV cache each sequence has now: from `initialCells` up to the
+  /// window, grown as conversations need (`WindowGrowth`). Under `creation`,
+  /// like `pointer`: `makeContext` reads it for `prepare()` on another thread.
+  var cells: Int
+  /// True once growing the window failed (no memory): it stays as it is.
+  var windowGrowthFailed = false
 
   // The scheduler's own, touched on its lane only (see the type's comment);
   // `pointer` only under `creation`, since `prepare()` sets it too.
@@ -90,6 +98,7 @@ final class BatchedContext: @unchecked Sendable {
     self.cacheKey = promptCache.map { _ in
       PromptCacheKey(model: model.fingerprint, flashAttention: settings.flashAttention.type)
     }
+    self.cells = min(Self.window(of: settings), Self.initialCells)
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
     self.batch = llama_batch_init(Int32(settings.batchSize), 0, 1)
@@ -173,6 +182,9 @@ final class BatchedContext: @unchecked Sendable {
   /// Whether llama.cpp's context exists yet (made by the first request).
   var isCreated: Bool { creation.withLock { pointer != nil } }
 
+  /// Cells of KV cache each sequence has now (for tests and benchmarks).
+  var cellsPerSequence: Int { creation.withLock { cells } }
+
   /// Makes the llama context now, on a compute lane, so that the first
   /// request does not wait for its KV cache to be allocated and cleared.
   func prepare() async throws {
@@ -190,12 +202,16 @@ final class BatchedContext: @unchecked Sendable {
     return context
   }
 
-  /// A llama context with `sequences` streams of `contextSize` cells each.
+  /// The tokens one sequence may hold: `contextSize` rounded up as llama.cpp
+  /// rounds a context (to 256 cells), so a session's window is what a
+  /// context of its own would be.
+  static func window(of settings: Settings) -> Int { (settings.contextSize + 255) / 256 * 256 }
+
+  /// A llama context with `sequences` streams of `cells` cells each; called
+  /// under `creation`.
   func makeContext(sequences: Int) throws(HybridInferenceError) -> OpaquePointer {
     var params = llama_context_default_params()
-    // Each sequence's share rounded up as llama.cpp rounds a context (to 256
-    // cells), so a session's window is what a context of its own would be.
-    let share = (settings.contextSize + 255) / 256 * 256
+    let share = cells
     params.n_ctx = UInt32(clamping: share * sequences)
     params.n_batch = UInt32(settings.batchSize)
     params.n_ubatch = UInt32(settings.batchSize)

@@ -1,0 +1,93 @@
+import CLlama
+import HybridInferenceCore
+
+/// How a `BatchedContext`'s KV cache grows with its conversations, up to the
+/// window (`contextSize`).
+///
+/// Why not the whole window at once: without flash attention llama.cpp keeps
+/// V transposed, one row per head dimension of as many cells as the context
+/// has, and every decode step reads a stretch of each row and writes one
+/// element of it. With a 4,096-cell context the rows are 8 KiB apart, and
+/// SmolLM2 decodes 3-6% slower at 1,068 tokens than in a context sized to the
+/// conversation, as llama-bench's is (`local-benchmark probe-c`, RESULTS.md
+/// §1d). A small cache also costs less memory for short chats.
+///
+/// So a context starts with `initialCells` per sequence, and when a turn's
+/// prompt and room for its answer, or an answer running past that room,
+/// need more, it is made again with the cells needed plus `headroom`, rounded
+/// to 256, at most the window. Every sequence's cells move across: the stream
+/// count is the same, so llama.cpp's state of a sequence loads into the new
+/// context as it was saved (`llama_state_seq_get_data` / `set_data`). A
+/// sequence whose state does not load is decoded again (an active turn) or
+/// dropped (an idle one), as `ContextGrowth` does.
+///
+/// The swap holds `creation` from the old context's free to the new one's
+/// store, as `ContextGrowth` does, and for the same reason.
+extension BatchedContext {
+  /// Cells each sequence starts with: 512 (a prompt of a few hundred tokens
+  /// and its answer).
+  static var initialCells: Int { 512 }
+  /// Cells added beyond what a growth needs, so that an answer does not make
+  /// the context again every few tokens.
+  static var headroom: Int { 128 }
+
+  /// The cells per sequence that hold `tokens`: with `headroom`, rounded up
+  /// to 256, at most `window`.
+  static func cells(toHold tokens: Int, window: Int) -> Int {
+    let (padded, overflow) = tokens.addingReportingOverflow(headroom + 255)
+    return overflow ? window : min(window, padded / 256 * 256)
+  }
+
+  /// Makes the context again with room for `tokens` tokens per sequence when
+  /// it has fewer cells. Returns true when it made it again (the caller reads
+  /// the new context); false when it had room, or cannot grow (no memory).
+  func growWindow(toHold tokens: Int) -> Bool {
+    let window = Self.window(of: settings)
+    return creation.withLock { () -> Bool in
+      let target = Self.cells(toHold: tokens, window: window)
+      guard let old = pointer, target > cells, !windowGrowthFailed else { return false }
+      // Copied out first; the old context goes before the new one is made,
+      // so peak memory is the new one and the states' used cells.
+      let states = caches.map { cache -> [UInt8]? in
+        guard !cache.tokens.isEmpty else { return nil }
+        let size = llama_state_seq_get_size(old, cache.id)
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard size > 0, llama_state_seq_get_data(old, &bytes, size, cache.id) == size else { return nil }
+        return bytes
+      }
+      llama_free(old)
+      pointer = nil
+      let previous = cells
+      cells = target
+      do {
+        pointer = try makeContext(sequences: caches.count)
+      } catch {
+        windowGrowthFailed = true
+        cells = previous
+        pointer = try? makeContext(sequences: caches.count)  // nil: the scheduler fails its turns
+      }
+      for (index, state) in states.enumerated() {
+        if let state, let pointer,
+          llama_state_seq_set_data(pointer, state, state.count, caches[index].id) == state.count
+        {
+          continue
+        }
+        for turn in active where turn.sequence == index {
+          turn.unDecoded = ArraySlice(caches[index].tokens) + turn.unDecoded
+        }
+        caches[index] = SequenceCache(id: caches[index].id)
+      }
+      return true
+    }
+  }
+
+  /// Grows when the next step would put a sequence past its cells: a prompt
+  /// still to decode, or an answer past the room it was given. Returns true
+  /// when the context was made again.
+  func growForNextStep() -> Bool {
+    guard let needed = active.map({ caches[$0.sequence].tokens.count + $0.unDecoded.count }).max(),
+      needed > creation.withLock({ cells })
+    else { return false }
+    return growWindow(toHold: needed)
+  }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import XCTest
+
+@testable import HybridInferenceCore
+@testable import HybridInferenceLlama
+
+/// A context's KV cache starts small and grows with its conversations
+/// (`WindowGrowth`): the cells computed so far move to the larger context,
+/// so nothing is decoded again, and the answer is the one a context that
+/// never grew gives (greedy, token for token).
+final class WindowGrowthTests: XCTestCase {
+  private func model(contextSize: Int, flash: FlashAttention) throws -> LocalSystemModel {
+    LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: contextSize, threads: 2,
+      flashAttention: flash)
+  }
+
+  private func greedy(_ tokens: Int?) -> HybridGenerationOptions {
+    .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens))
+  }
+
+  /// Two turns; the second's prompt and room (300 tokens) pass the first 512
+  /// cells, so a 2,048-token window grows before it, moving the first
+  /// exchange, while a 512-token window holds it as it is.
+  private func twoTurns(on model: LocalSystemModel) async throws -> (text: String, cached: Int, first: Int) {
+    let session = GenerativeModelSession(model: model, instructions: "Be brief.", logHandler: .silent)
+    let first = try await session.respond(to: "Tell me about harbours.", options: greedy(40))
+    let question = String(repeating: "Lights along the quay. ", count: 4) + "What now?"
+    let second = try await session.respond(to: question, options: greedy(300))
+    return (
+      second.content, second.rawResponse.usageMetadata?.cachedContentTokenCount ?? -1,
+      first.rawResponse.usageMetadata?.promptTokenCount ?? 0
+    )
+  }
+
+  func testGrowingBeforeATurn_movesTheConversation_andAnswersAsWithoutGrowing() async throws {
+    for flash in [FlashAttention.off, .on] {
+      let grown = try model(contextSize: 2048, flash: flash)
+      let fixed = try model(contextSize: 512, flash: flash)
+      let (grownAnswer, fixedAnswer) = (try await twoTurns(on: grown), try await twoTurns(on: fixed))
+      XCTAssertEqual(grown.batchedContext?.cellsPerSequence, 768, "flash \(flash): grown for the second turn")
+      XCTAssertEqual(fixed.batchedContext?.cellsPerSequence, 512, "flash \(flash)")
+      XCTAssertGreaterThan(grownAnswer.cached, grownAnswer.first, "flash \(flash): the first exchange moved across")
+      XCTAssertEqual(grownAnswer.cached, fixedAnswer.cached, "flash \(flash)")
+      XCTAssertFalse(grownAnswer.text.isEmpty)
+      XCTAssertEqual(grownAnswer.text, fixedAnswer.text, "flash \(flash): the moved cells answer as the unmoved")
+    }
+  }
+
+  /// An answer with no limit runs past the room reserved at admission (256
+  /// tokens): the cache grows between two steps, mid-answer, and the text
+  /// goes on as it does where the room was reserved up front (a 1,000-token
+  /// limit grows the cache before the first step).
+  func testAnAnswerPastItsRoom_growsMidAnswer_andGoesOnUnchanged() async throws {
+    let open = try model(contextSize: 2048, flash: .off)
+    let reserved = try model(contextSize: 2048, flash: .off)
+    let prompt = "Count the harbour lights."
+    let unlimited = try await GenerativeModelSession(model: open, logHandler: .silent).respond(
+      to: prompt, options: greedy(nil))
+    let limited = try await GenerativeModelSession(model: reserved, logHandler: .silent).respond(
+      to: prompt, options: greedy(1000))
+    let generated = unlimited.rawResponse.usageMetadata?.candidatesTokenCount ?? 0
+    XCTAssertGreaterThan(generated, 600, "the tiny model's greedy answer runs long: the test needs it past 512 cells")
+    XCTAssertGreaterThan(try XCTUnwrap(open.batchedContext?.cellsPerSequence), 512, "grown mid-answer")
+    XCTAssertTrue(
+      unlimited.content.hasPrefix(limited.content) || limited.content.hasPrefix(unlimited.content),
+      "the answer grown mid-way and the one with room reserved must agree")
+    XCTAssertGreaterThan(min(unlimited.content.count, limited.content.count), 100)
+  }
+
+  func testTheCellsToHoldATurn_areRoundedWithHeadroom_andCappedByTheWindow() {
+    XCTAssertEqual(BatchedContext.cells(toHold: 1, window: 4096), 256)
+    XCTAssertEqual(BatchedContext.cells(toHold: 420, window: 4096), 768)
+    XCTAssertEqual(BatchedContext.cells(toHold: 1196, window: 4096), 1536)
+    XCTAssertEqual(BatchedContext.cells(toHold: 4000, window: 4096), 4096)
+    XCTAssertEqual(BatchedContext.cells(toHold: .max, window: 4096), 4096)
+  }
+}
