@@ -28,8 +28,15 @@ import Synchronization
 /// side. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
 /// (`RequestOptions.maximumConnectionsPerHost`, default 32); `--only fleet`
 /// skips llama-server; `FLEET_BARE_FIRST=1` runs the bare URLSession before
-/// the client instead of after it.
+/// the client instead of after it; `FLEET_ROUNDS=R` (default 1) measures
+/// every row R times, curl first in odd rounds, and adds a table of the
+/// per-round differences (one round's Δ median against a server whose
+/// latencies are hundreds of ms moves by ±10 ms from run to run, so a 2 ms
+/// goal is read on the median of paired rounds).
 enum FleetBenchmark {
+  /// `FLEET_ROUNDS`: how many times each row is measured.
+  static let rounds = max(1, ProcessInfo.processInfo.environment["FLEET_ROUNDS"].flatMap(Int.init) ?? 1)
+
   static let inFlight = [32, 128]
   /// Warm requests per caller after its cold one: enough that the run is
   /// mostly steady, N in flight, rather than its ragged start and end.
@@ -54,7 +61,9 @@ enum FleetBenchmark {
     for var target in [FleetTarget.gemini(server: fleet), .openAI(fleet: fleet)] {
       target.options = options(for: transport)
       try await target.warmUp()
-      for count in inFlight { rows += try await measure(target, inFlight: count, pool: nil) }
+      for count in inFlight {
+        for round in 0..<rounds { rows += try await measure(target, inFlight: count, pool: nil, round: round) }
+      }
     }
     if !onlyFleetServer {
       for pool in [HTTPPool.large, .default] {
@@ -66,11 +75,12 @@ enum FleetBenchmark {
         target.options = options(for: transport)
         try await target.warmUp()
         for count in pool == .large ? inFlight : [32] {
-          rows += try await measure(target, inFlight: count, pool: pool)
+          for round in 0..<rounds { rows += try await measure(target, inFlight: count, pool: pool, round: round) }
         }
       }
     }
     print(FleetRow.markdown(rows, transport: transport))
+    if rounds > 1 { print("\n" + FleetRow.pairedMarkdown(rows)) }
   }
 
   /// One path only, `rounds` times cold and warm at `inFlight` against the
@@ -106,16 +116,20 @@ enum FleetBenchmark {
   }
 
   /// The client's, the bare URLSession's and curl's rows for one server at
-  /// `inFlight`, cold and warm.
-  static func measure(_ target: FleetTarget, inFlight: Int, pool: HTTPPool?) async throws -> [FleetRow] {
+  /// `inFlight`, cold and warm; in odd rounds curl goes first.
+  static func measure(_ target: FleetTarget, inFlight: Int, pool: HTTPPool?, round: Int = 0) async throws
+    -> [FleetRow]
+  {
+    let curlFirst = !round.isMultiple(of: 2)
+    let early = curlFirst ? try target.curlRun(inFlight: inFlight) : nil
     // FLEET_BARE_FIRST: the bare URLSession before the client, to see
     // whether going first (a server's first burst) is what a row measures.
     let bareFirst = ProcessInfo.processInfo.environment["FLEET_BARE_FIRST"] != nil
-    let early = bareFirst ? try await target.bareRun(inFlight: inFlight) : nil
+    let earlyBare = bareFirst ? try await target.bareRun(inFlight: inFlight) : nil
     let client = try await target.clientRun(inFlight: inFlight)
     let bare: ClientRun
-    if let early { bare = early } else { bare = try await target.bareRun(inFlight: inFlight) }
-    let (curl, curlCPU) = try target.curlRun(inFlight: inFlight)
+    if let earlyBare { bare = earlyBare } else { bare = try await target.bareRun(inFlight: inFlight) }
+    let (curl, curlCPU) = try early ?? target.curlRun(inFlight: inFlight)
     let server = target.serverName + (pool.map { ", \($0.label)" } ?? "")
     return [true, false].map { cold in
       FleetRow(

@@ -67,6 +67,37 @@ struct FleetRow {
     return lines.joined(separator: "\n")
   }
 
+  /// Per server, client, N and phase over `FLEET_ROUNDS` rounds: each
+  /// round's Δ median and p99 ratio, their medians, and the goal read on those.
+  static func pairedMarkdown(_ rows: [FleetRow]) -> String {
+    var lines = [
+      "Paired rounds (curl first in odd rounds): per-round Δ median (ms) and p99 ratio, and their medians",
+      "",
+      "| server | client | N | rounds | Δ median per round | median Δ | p99 ratio per round | median p99 ratio | goal |",
+      "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | --- |",
+    ]
+    var order: [String] = []
+    var groups: [String: [FleetRow]] = [:]
+    for row in rows {
+      let key = "\(row.server) | \(row.clientName) | \(row.inFlight) \(row.phase)"
+      if groups[key] == nil { order.append(key) }
+      groups[key, default: []].append(row)
+    }
+    for key in order {
+      let group = groups[key] ?? []
+      let deltas = group.map { $0.client.median - $0.curl.median }
+      let ratios = group.map { $0.client.percentile(0.99) / $0.curl.percentile(0.99) }
+      let failed = group.contains { $0.failed > 0 || $0.curlRun.failed > 0 }
+      let delta = Measurement(latencies: deltas, wall: 0).median
+      let ratio = Measurement(latencies: ratios, wall: 0).median
+      let met = !failed && delta <= 2 && ratio <= 1.1
+      lines.append(
+        "| \(key) | \(group.count) | \(deltas.map { f($0) }.joined(separator: ", ")) | \(f(delta)) | "
+          + "\(ratios.map { f($0) }.joined(separator: ", ")) | \(f(ratio)) | \(met ? "met" : "missed") |")
+    }
+    return lines.joined(separator: "\n")
+  }
+
   private static func f(_ value: Double, _ digits: Int = 2) -> String {
     value.isNaN ? "–" : String(format: "%.\(digits)f", value)
   }

@@ -101,22 +101,29 @@ enum DepthBenchmark {
     LocalSystemModel.setLlamaLogHandler(decision.handler)
     try await LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads).prepare()
     LocalSystemModel.setLlamaLogHandler(.silent)
-    let models = Models(
-      off: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .off),
-      on: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .on),
-      decision: decision)
-    for model in [models.off, models.on] {
-      try await model.prepare()
-      _ = try await streamed("Hi", model: model, tokens: 8)  // warm-up
+    // Each part on model values of its own, as an app starting that
+    // conversation has: a model value's KV cache grows with its
+    // conversations and stays grown (the table leaves 3,584 cells), where a
+    // new chat starts at 512.
+    func fresh() async throws -> Models {
+      let models = Models(
+        off: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .off),
+        on: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .on),
+        decision: decision)
+      for model in [models.off, models.on] {
+        try await model.prepare()
+        _ = try await streamed("Hi", model: model, tokens: 8)  // warm-up
+      }
+      return models
     }
     let reference = Reference(llamaBench: llamaBench, modelPath: modelPath, threads: threads)
     print(
       "CPU: \(StreamedDecode.cpuModel); library .automatic: \(decision.message); threads \(threads), greedy, "
         + "streamed, 128 tokens per decode")
     let parts = ProcessInfo.processInfo.environment["HI_DEPTH_PARTS"] ?? "table,chat,prefill"
-    if parts.contains("table") { try await table(models: models, reference: reference, runs: runs) }
-    if parts.contains("chat") { try await DepthChat.run(models: models, reference: reference, runs: runs) }
-    if parts.contains("prefill") { try await prefill(models: models, reference: reference, runs: runs) }
+    if parts.contains("table") { try await table(models: try await fresh(), reference: reference, runs: runs) }
+    if parts.contains("chat") { try await DepthChat.run(models: try await fresh(), reference: reference, runs: runs) }
+    if parts.contains("prefill") { try await prefill(models: try await fresh(), reference: reference, runs: runs) }
   }
 
   /// The depth table: per depth, `rounds` rounds (twice `runs` where a round

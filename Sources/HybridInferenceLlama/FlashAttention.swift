@@ -19,7 +19,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// whose step takes over 60 ms, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
   /// attention, which costs the same whatever the weights). When the two
-  /// settings are within 2% of a step (3% of attention alone), or the
+  /// settings are within 1% of a step (3% of attention alone), or the
   /// measurement cannot be made, a rule decides: on for attention heads 128
   /// or more wide, off below. On a GPU backend, llama.cpp's own choice
   /// stands. The decision and the times behind it are logged at `.info` to

@@ -13,18 +13,19 @@ import HybridInferenceCore
 /// and 4-9% faster with it on on an AMD EPYC (Benchmarks/RESULTS.md §1d).
 ///
 /// The decision (`decide(_:)`, pure, so that tests inject timings): each
-/// (depth, setting) cell's time is the fastest of its repetitions (noise on
-/// shared cores only ever adds time), each depth's pair is weighted by how
+/// depth's difference is the median over its paired repetitions (noise on
+/// shared cores drifts and stalls), each depth is weighted by how
 /// deep it is (`weight(ofDepth:)`: conversations go deep, and that is where the
 /// two settings part), and the cheaper total wins unless the two are within
 /// `tieMargin(wholeSteps:)`, where the measurement says nothing and `fallback` decides, so
 /// that noise does not flip the answer from one process to the next.
 enum AttentionCalibration {
   /// Relative difference under which the two settings count as even: 3% of
-  /// attention alone (the graph), 2% of whole decode steps (`AttentionStepCalibration`:
-  /// within 2% of a step either setting keeps the library within 0.95x of
-  /// the faster one).
-  static func tieMargin(wholeSteps: Bool) -> Double { wholeSteps ? 0.02 : 0.03 }
+  /// attention alone (the graph, whose error is larger), 1% of whole decode
+  /// steps (`AttentionStepCalibration`: a tie there costs at most 1% of a
+  /// token whichever way it goes, where the head-width rule was measured on
+  /// other CPUs; SmolLM2 on an AMD EPYC measured 2-5% faster with it on).
+  static func tieMargin(wholeSteps: Bool) -> Double { wholeSteps ? 0.01 : 0.03 }
   /// The depths measured (tokens already in the cache), capped by the context.
   static let depths = [0, 256, 1024]
 
@@ -65,27 +66,45 @@ enum AttentionCalibration {
   }
 
   /// The setting the timings favour, or nil (`flash`) when they are even or unusable.
+  ///
+  /// Repetitions are paired (the two settings alternate, so the i-th of each
+  /// ran within milliseconds of each other): per depth, the median of the
+  /// pairs' differences, over the median time without the kernel. A drift
+  /// of the machine's speed (another tenant, a frequency change) moves both
+  /// of a pair and cancels; a stall of one repetition is an outlier the
+  /// median ignores. (The fastest of each setting, compared, flipped
+  /// SmolLM2's verdict from one calibration to the next on these cores.)
   static func decide(_ timings: Timings) -> Verdict {
-    var (on, off) = (0.0, 0.0)
+    var (difference, off) = (0.0, 0.0)
     var parts: [String] = []
     for cell in timings.cells {
-      guard let fastestOn = cell.on.filter({ $0.isFinite && $0 > 0 }).min(),
-        let fastestOff = cell.off.filter({ $0.isFinite && $0 > 0 }).min()
-      else { return Verdict(flash: nil, reason: "no usable timing at depth \(cell.depth)") }
-      on += weight(ofDepth: cell.depth) * fastestOn
-      off += weight(ofDepth: cell.depth) * fastestOff
-      parts.append("depth \(cell.depth) \(milliseconds(fastestOn)) vs \(milliseconds(fastestOff))")
+      let pairs = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }
+      guard !pairs.isEmpty else { return Verdict(flash: nil, reason: "no usable timing at depth \(cell.depth)") }
+      let cellDifference = median(pairs.map { $0.0 - $0.1 })
+      let cellOff = median(pairs.map(\.1))
+      difference += weight(ofDepth: cell.depth) * cellDifference
+      off += weight(ofDepth: cell.depth) * cellOff
+      parts.append("depth \(cell.depth) \(milliseconds(cellOff + cellDifference)) vs \(milliseconds(cellOff))")
     }
-    guard off > 0, on > 0 else { return Verdict(flash: nil, reason: "no timings") }
-    let change = (on - off) / off
+    guard off > 0 else { return Verdict(flash: nil, reason: "no timings") }
+    let change = difference / off
     let what = timings.wholeSteps ? "decode steps" : "attention"
-    let summary = "\(what) measured on vs off: \(parts.joined(separator: ", ")) ms/token"
+    let summary =
+      "\(what) measured on vs off (medians of paired repetitions): \(parts.joined(separator: ", ")) ms/token"
     let margin = tieMargin(wholeSteps: timings.wholeSteps)
     if abs(change) < margin {
       return Verdict(flash: nil, reason: "even within \(Int(margin * 100))% (\(percent(change))), \(summary)")
     }
     return Verdict(
       flash: change < 0, reason: "\(change < 0 ? "on" : "off") (\(percent(change)) with it on), \(summary)")
+  }
+
+  /// The middle value (the mean of the two middle ones for an even count); nil-free input.
+  static func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let middle = sorted.count / 2
+    return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
   }
 
   /// The depths a context of `contextSize` tokens can reach, from `depths`.

@@ -42,8 +42,7 @@ struct AttentionCalibrationGraph {
   /// they take, grow without bound.
   static let maximumTimedLayers = 128
   /// Repetitions of each (depth, setting) cell after one untimed warm-up: 5,
-  /// the fastest of which is kept (on shared cores a 3 ms graph is often
-  /// interrupted, and an interruption only ever adds time).
+  /// each paired with the other setting's (`AttentionCalibration.decide`).
   static let repetitions = 5
 
   /// The attention shape of a model, checked.

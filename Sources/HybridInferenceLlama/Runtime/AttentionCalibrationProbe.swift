@@ -6,7 +6,7 @@ import HybridInferenceCore
 /// a model file, with its figures (the validation against llama-bench in
 /// Benchmarks/RESULTS.md §1d, `local-benchmark calibrate`).
 package enum AttentionCalibrationProbe {
-  /// One depth: the fastest step's attention with and without the fused kernel, seconds.
+  /// One depth: the median step (or attention) with and without the fused kernel, seconds.
   package struct Depth: Sendable {
     package var depth: Int
     package var on: Double
@@ -52,7 +52,9 @@ package enum AttentionCalibrationProbe {
     let verdict = AttentionCalibration.decide(timings)
     return Figures(
       headSize: shape.headSize,
-      depths: timings.cells.map { Depth(depth: $0.depth, on: $0.on.min() ?? .nan, off: $0.off.min() ?? .nan) },
+      depths: timings.cells.map {
+        Depth(depth: $0.depth, on: AttentionCalibration.median($0.on), off: AttentionCalibration.median($0.off))
+      },
       verdict: verdict.flash.map { $0 ? "on" : "off" } ?? "even", reason: verdict.reason,
       cost: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
   }

@@ -33,10 +33,12 @@ enum AttentionStepCalibration {
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
   /// hundreds, and its whole calibration would take seconds).
   static let maximumStepSeconds = 0.06
-  /// Timed repetitions of each (depth, setting) cell after one warm-up.
-  static let repetitions = 5
+  /// Timed repetitions of each (depth, setting) cell after one warm-up: 9
+  /// (SmolLM2's two settings are 1-2% apart at depth on an AMD EPYC, where
+  /// one step's noise on shared cores is ±5%).
+  static let repetitions = 9
   /// Seconds after which no further repetition starts (two always run).
-  static let timeBudget = 0.6
+  static let timeBudget = 0.8
 
   /// Times `model`'s decode step at each of `depths`, both ways; the calling
   /// thread must be a compute lane (`ComputeLanes`). A failure when the first
