@@ -12,16 +12,17 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// is timed both ways on this machine, with 0, 256 and 1,024 tokens in the
   /// cache (fewer when the context is smaller; the depth is loaded as a
   /// state, not decoded), and the faster setting wins, deeper steps weighing
-  /// more. It costs about 0.4 s for SmolLM2-sized models on 2 cores and runs
+  /// more. It costs about 0.6 s for SmolLM2-sized models on 2 cores and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model
   /// whose step takes over 60 ms, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
-  /// attention, which costs the same whatever the weights). When the two
-  /// settings are within 1% of a step (3% of attention alone), or the
-  /// measurement cannot be made, a rule decides: on for attention heads 128
-  /// or more wide, off below. On a GPU backend, llama.cpp's own choice
+  /// attention, which costs the same whatever the weights). When whole steps
+  /// are within 1% of each other, llama.cpp's default (on) stands; when
+  /// attention alone is within 3%, or nothing can be measured, a rule
+  /// decides: on for attention heads 128 or more wide, off below. On a GPU
+  /// backend, llama.cpp's own choice
   /// stands. The decision and the times behind it are logged at `.info` to
   /// the handler of `LocalSystemModel.setLlamaLogHandler(_:)`.
   case automatic

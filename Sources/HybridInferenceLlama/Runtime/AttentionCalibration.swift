@@ -17,14 +17,16 @@ import HybridInferenceCore
 /// shared cores drifts and stalls), each depth is weighted by how
 /// deep it is (`weight(ofDepth:)`: conversations go deep, and that is where the
 /// two settings part), and the cheaper total wins unless the two are within
-/// `tieMargin(wholeSteps:)`, where the measurement says nothing and `fallback` decides, so
-/// that noise does not flip the answer from one process to the next.
+/// `tieMargin(wholeSteps:)`, where the measurement says nothing: for whole
+/// steps llama.cpp's default (on) stands, for the graph `fallback` decides.
 enum AttentionCalibration {
   /// Relative difference under which the two settings count as even: 3% of
-  /// attention alone (the graph, whose error is larger), 1% of whole decode
-  /// steps (`AttentionStepCalibration`: a tie there costs at most 1% of a
-  /// token whichever way it goes, where the head-width rule was measured on
-  /// other CPUs; SmolLM2 on an AMD EPYC measured 2-5% faster with it on).
+  /// attention alone (the graph, whose error is larger; the head-width rule
+  /// then decides), 1% of whole decode steps (`AttentionStepCalibration`;
+  /// llama.cpp's default, on, then stands: a tie costs at most 1% of a
+  /// token whichever way it goes, and on these cores the measurement's own
+  /// noise is about that size, where SmolLM2 on an AMD EPYC is 1-5% faster
+  /// with it on at depth by llama-bench, and 6% at depth 0).
   static func tieMargin(wholeSteps: Bool) -> Double { wholeSteps ? 0.01 : 0.03 }
   /// The depths measured (tokens already in the cache), capped by the context.
   static let depths = [0, 256, 1024]
@@ -92,6 +94,12 @@ enum AttentionCalibration {
     let summary =
       "\(what) measured on vs off (medians of paired repetitions): \(parts.joined(separator: ", ")) ms/token"
     let margin = tieMargin(wholeSteps: timings.wholeSteps)
+    if abs(change) < margin, timings.wholeSteps {
+      // Whole steps this close: llama.cpp's own default for the CPU stands.
+      return Verdict(
+        flash: true,
+        reason: "on, llama.cpp's default: even within \(Int(margin * 100))% (\(percent(change))), \(summary)")
+    }
     if abs(change) < margin {
       return Verdict(flash: nil, reason: "even within \(Int(margin * 100))% (\(percent(change))), \(summary)")
     }

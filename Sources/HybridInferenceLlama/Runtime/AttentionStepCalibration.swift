@@ -33,11 +33,16 @@ enum AttentionStepCalibration {
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
   /// hundreds, and its whole calibration would take seconds).
   static let maximumStepSeconds = 0.06
-  /// Timed repetitions of each (depth, setting) cell after one warm-up: 9
-  /// (SmolLM2's two settings are 1-2% apart at depth on an AMD EPYC, where
-  /// one step's noise on shared cores is ±5%).
-  static let repetitions = 9
-  /// Seconds after which no further repetition starts (two always run).
+  /// Timed repetitions of a (depth, setting) cell after one warm-up: 5 per
+  /// unit of the depth's weight (`AttentionCalibration.weight(ofDepth:)`),
+  /// at most 15, so 5 at depth 0, 10 at 256 and 15 at 1,024, where the
+  /// decision is made (25 there cost SmolLM2 0.85 s in all):
+  /// SmolLM2's two settings are 1-5% apart there on an AMD EPYC, and one
+  /// step's noise on shared cores is ±5%.
+  static func repetitions(atDepth depth: Int) -> Int {
+    min(15, Int((5 * AttentionCalibration.weight(ofDepth: depth)).rounded()))
+  }
+  /// Seconds after which no further repetition starts (two per depth always run).
   static let timeBudget = 0.8
 
   /// Times `model`'s decode step at each of `depths`, both ways; the calling
@@ -73,10 +78,9 @@ enum AttentionStepCalibration {
       for (done, index) in depths.indices.sorted(by: { depths[$0] > depths[$1] }).enumerated() {
         let depth = depths[index]
         try steps.truncate(to: depth)
-        let share = timeBudget * Double(done + 1) / Double(depths.count)
-        for round in 0...repetitions {
+        for round in 0...repetitions(atDepth: depth) {
           let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
-          if round > 2, elapsed > share { break }
+          if round > 2, elapsed > timeBudget { break }
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           for flash in (round + done).isMultiple(of: 2) ? [false, true] : [true, false] {
             let seconds = try steps.step(flash: flash, at: depth)

@@ -116,11 +116,16 @@ final class AttentionStepCalibrationTests: XCTestCase {
     XCTAssertEqual(timings.cells.map(\.depth), [0, 256, 1024])
     for cell in timings.cells {
       // Every repetition, or at least two past the time budget (busy cores).
-      XCTAssertTrue((2...AttentionStepCalibration.repetitions).contains(cell.on.count), "\(cell)")
+      XCTAssertTrue(
+        (2...AttentionStepCalibration.repetitions(atDepth: cell.depth)).contains(cell.on.count), "\(cell)")
       XCTAssertEqual(cell.on.count, cell.off.count)
       XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
     }
     XCTAssertTrue(AttentionCalibration.decide(timings).reason.contains("decode steps measured"))
+  }
+
+  func testDeeperDepths_getMoreRepetitions() {
+    XCTAssertEqual([0, 256, 1024, 4000].map(AttentionStepCalibration.repetitions(atDepth:)), [5, 10, 15, 15])
   }
 
   func testASlowStepOrAHugeCache_isNotTimed_andSaysWhy() async throws {
