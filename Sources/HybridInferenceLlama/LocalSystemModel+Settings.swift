@@ -54,7 +54,9 @@ extension LocalSystemModel {
     let batch = min(max(1, batchSize), contextSize)
     let decision = await AttentionChoice.decide(
       flashAttention,
-      facts: AttentionChoice.Facts(headSize: model.attentionHeadSize, offloadsToGPU: llama_supports_gpu_offload())
+      facts: AttentionChoice.Facts(
+        headSize: model.attentionHeadSize, offloadsToGPU: LlamaBackend.inFlight.tracked { llama_supports_gpu_offload() }
+      )
     ) {
       await AttentionChoice.calibrated(
         model: model, threads: threads, contextSize: contextSize, batchSize: batch, directory: directory)

@@ -48,11 +48,34 @@ enum LlamaBackend {
     /// True once the process is exiting: all work treats it as a cancellation.
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
+    /// Counts the caller's work in. Once the process is exiting it never
+    /// returns: exit stops the work running when it starts, waits for it,
+    /// then destroys ggml's statics, so work starting after that (a load
+    /// that finished just as the exit began, whose caller went on to make a
+    /// context) would read freed memory. The parked thread ends with the process.
     func enter() {
       if !registeredAtStart.exchange(true, ordering: .relaxed) {
+        // Made first, so their destructors run after the handler (reverse order).
+        LlamaBackend.makeLazyStatics()
         atexit { LlamaBackend.inFlight.stopAndWait() }
       }
-      running.withLock { $0 += 1 }
+      // Under the count's lock, as `stopAndWait` sets `stopping`: the work is
+      // either counted before the exit looks, or sees it.
+      while !running.withLock({ count -> Bool in
+        guard !stopping.load(ordering: .relaxed) else { return false }
+        count += 1
+        return true
+      }) {
+        sleep(60)
+      }
+    }
+
+    /// `body`, counted as work (`enter`, `leave`): for the short llama.cpp
+    /// calls made outside a load, a context or a generation.
+    func tracked<Value>(_ body: () -> Value) -> Value {
+      enter()
+      defer { leave() }
+      return body()
     }
 
     func leave() {
@@ -65,10 +88,37 @@ enum LlamaBackend {
     /// Stops all work and waits for it to return (a token, a compute step or
     /// a load's next progress report each), at most two seconds.
     func stopAndWait() {
-      stopping.store(true, ordering: .relaxed)
+      running.withLock { _ in stopping.store(true, ordering: .relaxed) }
       for _ in 0..<2000 where running.withLock({ $0 }) > 0 {
         usleep(1000)
       }
+    }
+  }
+
+  /// Makes the function-local statics ggml creates on first use and a load
+  /// reads: the backend registry (its vectors of backends and devices), and
+  /// each backend's extra buffer types and feature list.
+  ///
+  /// Why: `atexit` handlers and C++ static destructors run in the reverse
+  /// order of their registration. When the registry was first made during
+  /// the first load, after `InFlightWork`'s handler was registered, an exit
+  /// mid-load destroyed it before the handler stopped the load, and the
+  /// load's next `ggml_backend_reg_get_proc_address` read freed memory
+  /// (a SIGSEGV in libggml-base, ExitDuringWorkTests, about one run in
+  /// twenty; `ExitDuringWorkTests.testExitWhileTheRegistryIsRead`).
+  static func makeLazyStatics() {
+    ensureInitialized()
+    for index in 0..<ggml_backend_reg_count() {
+      guard let registry = ggml_backend_reg_get(index) else { continue }
+      if let address = ggml_backend_reg_get_proc_address(registry, "ggml_backend_get_features") {
+        _ = unsafeBitCast(address, to: ggml_backend_get_features_t.self)(registry)
+      }
+    }
+    for index in 0..<ggml_backend_dev_count() {
+      guard let device = ggml_backend_dev_get(index), let registry = ggml_backend_dev_backend_reg(device),
+        let address = ggml_backend_reg_get_proc_address(registry, "ggml_backend_dev_get_extra_bufts")
+      else { continue }
+      _ = unsafeBitCast(address, to: ggml_backend_dev_get_extra_bufts_t.self)(device)
     }
   }
 

@@ -1,3 +1,4 @@
+import CLlama
 import Foundation
 import Synchronization
 import XCTest
@@ -29,6 +30,24 @@ final class ExitDuringWorkTests: XCTestCase {
 
   func testExitDuringFirstLongPrefill_exitsCleanly() async throws {
     try await assertChildExitsCleanly(during: .prefill)
+  }
+
+  /// The races behind a SIGSEGV in libggml-base seen about once in ten
+  /// runs of `testExitDuringModelLoad_exitsCleanly`, made likely: work
+  /// starts (registering the exit handler) before ggml's backend registry
+  /// exists, then short pieces of work that read it start one after another,
+  /// as a load that finished just as the exit began and its caller's next
+  /// steps do, while the process exits. Before `LlamaBackend.makeLazyStatics`
+  /// the registry was made after the handler, so destroyed before it; and
+  /// before `InFlightWork.enter` parked work starting during the exit, the
+  /// next piece ran on after the handler had returned, under the destructors.
+  func testExitWhileTheRegistryIsRead_exitsCleanly() throws {
+    if ChildProcess.isChild(of: self) { ExitScenario.readRegistryUntilExit() }
+    let exit = try ChildProcess.run(self)
+    let log = exit.log.suffix(2000)
+    XCTAssertEqual(exit.reason, .exit, "the child died of a signal:\n\(log)")
+    XCTAssertEqual(exit.status, 42, "the child's own exit status:\n\(log)")
+    XCTAssertTrue(exit.log.contains("exiting during registry reads"), "the scenario reached its exit point:\n\(log)")
   }
 
   private func assertChildExitsCleanly(during point: ExitScenario.Point) async throws {
@@ -84,6 +103,29 @@ private enum ExitScenario {
       try await waitUntil { texts.load(ordering: .relaxed) > 0 }
     }
     exitNow(during: point)
+  }
+
+  /// Reads ggml's registry in short pieces of counted work, one after
+  /// another on a thread, the first before the registry exists, and exits.
+  static func readRegistryUntilExit() -> Never {
+    let reads = Atomic<Int>(0)
+    let thread = Thread {
+      while true {
+        LlamaBackend.inFlight.tracked {
+          for index in 0..<ggml_backend_reg_count() {
+            if let registry = ggml_backend_reg_get(index) {
+              _ = ggml_backend_reg_get_proc_address(registry, "ggml_backend_set_n_threads")
+            }
+          }
+          _ = llama_supports_gpu_offload()
+        }
+        reads.add(1, ordering: .relaxed)
+      }
+    }
+    thread.start()
+    while reads.load(ordering: .relaxed) < 1000 { usleep(100) }
+    FileHandle.standardError.write(Data("exiting during registry reads\n".utf8))
+    exit(42)
   }
 
   private static func exitNow(during point: Point) -> Never {
