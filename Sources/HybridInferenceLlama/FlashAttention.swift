@@ -12,7 +12,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// is timed both ways on this machine, with 0, 256 and 1,024 tokens in the
   /// cache (fewer when the context is smaller; the depth is loaded as a
   /// state, not decoded), and the faster setting wins, deeper steps weighing
-  /// more. It costs about 0.6 s for SmolLM2-sized models on 2 cores and runs
+  /// more. It costs 0.6-0.9 s for SmolLM2-sized models on 2 cores and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model

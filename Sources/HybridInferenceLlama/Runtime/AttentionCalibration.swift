@@ -107,6 +107,21 @@ enum AttentionCalibration {
       flash: change < 0, reason: "\(change < 0 ? "on" : "off") (\(percent(change)) with it on), \(summary)")
   }
 
+  /// Whether `cell`'s whole-step pairs leave its verdict open. For whole
+  /// steps the verdict turns where on is `margin` slower than off (under
+  /// that: on, faster or a tie that keeps llama.cpp's default), so it is open
+  /// while the median difference is within two standard errors of that
+  /// point (the error from the pairs' median absolute deviation).
+  static func isUnresolved(_ cell: Cell, margin: Double) -> Bool {
+    let differences = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.1.isFinite }.map { $0.0 - $0.1 }
+    guard differences.count >= 3 else { return true }
+    let middle = median(differences)
+    let spread = 1.4826 * median(differences.map { abs($0 - middle) })
+    let standardError = 1.2533 * spread / Double(differences.count).squareRoot()
+    let off = median(cell.off.filter(\.isFinite))
+    return abs(middle - margin * off) < 2 * standardError
+  }
+
   /// The middle value (the mean of the two middle ones for an even count); nil-free input.
   static func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()

@@ -42,8 +42,11 @@ enum AttentionStepCalibration {
   static func repetitions(atDepth depth: Int) -> Int {
     min(15, Int((5 * AttentionCalibration.weight(ofDepth: depth)).rounded()))
   }
+  /// The most repetitions at the deepest depth while its pairs leave the
+  /// verdict open (`AttentionCalibration.isUnresolved`): 30.
+  static let maximumRepetitions = 30
   /// Seconds after which no further repetition starts (two per depth always run).
-  static let timeBudget = 0.8
+  static let timeBudget = 0.7
 
   /// Times `model`'s decode step at each of `depths`, both ways; the calling
   /// thread must be a compute lane (`ComputeLanes`). A failure when the first
@@ -78,9 +81,20 @@ enum AttentionStepCalibration {
       for (done, index) in depths.indices.sorted(by: { depths[$0] > depths[$1] }).enumerated() {
         let depth = depths[index]
         try steps.truncate(to: depth)
-        for round in 0...repetitions(atDepth: depth) {
+        var limit = repetitions(atDepth: depth)
+        var round = 0
+        while round <= limit {
+          defer { round += 1 }
           let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
           if round > 2, elapsed > timeBudget { break }
+          // The deepest depth decides: while its pairs cannot yet tell the
+          // settings apart from a tie, 5 more, up to `maximumRepetitions`.
+          if round == limit, done == 0, limit < maximumRepetitions,
+            AttentionCalibration.isUnresolved(
+              result.cells[index], margin: AttentionCalibration.tieMargin(wholeSteps: true))
+          {
+            limit += 5
+          }
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           for flash in (round + done).isMultiple(of: 2) ? [false, true] : [true, false] {
             let seconds = try steps.step(flash: flash, at: depth)

@@ -116,8 +116,11 @@ final class AttentionStepCalibrationTests: XCTestCase {
     XCTAssertEqual(timings.cells.map(\.depth), [0, 256, 1024])
     for cell in timings.cells {
       // Every repetition, or at least two past the time budget (busy cores).
-      XCTAssertTrue(
-        (2...AttentionStepCalibration.repetitions(atDepth: cell.depth)).contains(cell.on.count), "\(cell)")
+      // (The deepest, which decides, may take more while its pairs leave the verdict open.)
+      let most =
+        cell.depth == 1024
+        ? AttentionStepCalibration.maximumRepetitions : AttentionStepCalibration.repetitions(atDepth: cell.depth)
+      XCTAssertTrue((2...most).contains(cell.on.count), "\(cell)")
       XCTAssertEqual(cell.on.count, cell.off.count)
       XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
     }

@@ -96,6 +96,22 @@ final class FlashAttentionTests: XCTestCase {
     XCTAssertEqual(AttentionCalibration.decide(timings).flash, true, AttentionCalibration.decide(timings).reason)
   }
 
+  /// More pairs are taken while the deciding depth's pairs sit near the
+  /// point where the verdict turns (on 1% slower), not when they are far
+  /// from it either way, and not once enough pairs pin the median down.
+  func testTheDecidingDepth_isUnresolvedOnlyNearWhereTheVerdictTurns() {
+    func cell(_ ratios: [Double]) -> AttentionCalibration.Cell {
+      AttentionCalibration.Cell(depth: 1024, off: ratios.map { _ in 0.008 }, on: ratios.map { 0.008 * $0 })
+    }
+    let noisy = [0.96, 1.05, 0.99, 1.04, 0.97, 1.03, 1.0, 1.02, 0.98, 1.01]
+    XCTAssertTrue(AttentionCalibration.isUnresolved(cell(noisy), margin: 0.01))
+    XCTAssertFalse(AttentionCalibration.isUnresolved(cell(noisy.map { $0 - 0.06 }), margin: 0.01), "on clearly faster")
+    XCTAssertFalse(AttentionCalibration.isUnresolved(cell(noisy.map { $0 + 0.08 }), margin: 0.01), "off clearly faster")
+    XCTAssertFalse(
+      AttentionCalibration.isUnresolved(cell(Array(repeating: 1.03, count: 12)), margin: 0.01), "no spread: settled")
+    XCTAssertTrue(AttentionCalibration.isUnresolved(cell([1.0, 1.01]), margin: 0.01), "too few pairs")
+  }
+
   func testOneSlowRepetition_doesNotFlipIt() {
     // On is 8% faster; a stall makes one "on" repetition at depth 1,024 ten times slower.
     var noisy = timings(atZero: 0.92, atDeep: 0.92)
