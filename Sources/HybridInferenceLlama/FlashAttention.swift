@@ -19,7 +19,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// whose step takes over 60 ms, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
   /// attention, which costs the same whatever the weights). When whole steps
-  /// are within 1% of each other, llama.cpp's default (on) stands; when
+  /// are within 3% of each other, llama.cpp's default (on) stands; when
   /// attention alone is within 3%, or nothing can be measured, a rule
   /// decides: on for attention heads 128 or more wide, off below. On a GPU
   /// backend, llama.cpp's own choice
