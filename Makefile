@@ -28,7 +28,7 @@ help:
 	@echo "make docs   - the DocC documentation, warnings as errors, into .build/docs (part of make test)"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama.cpp's own tools (results in Benchmarks/RESULTS.md)"
-	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars and the JSON prefix parser (FUZZ_SECONDS=60 each, at once)"
+	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars, the JSON prefix parser and the HTTP/1.1 response parser (FUZZ_SECONDS=60 each, at once)"
 	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
 
 setup:
@@ -72,7 +72,7 @@ bench: setup
 	scripts/run-benchmarks.sh
 
 # libFuzzer targets in Fuzz/ (not part of `make test`): builds them with
-# swiftc -sanitize=fuzzer,address and runs all six at once for FUZZ_SECONDS;
+# swiftc -sanitize=fuzzer,address and runs all seven at once for FUZZ_SECONDS;
 # FUZZ_MERGE=1 minimises the new inputs into Fuzz/corpus/<target>.
 FUZZ_SECONDS ?= 60
 fuzz: setup

@@ -22,7 +22,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json http1"}
 # An input that takes longer than this is a finding (libFuzzer's own default is 20 minutes):
 # the chat template budget stops any template within about a second of CPU even under
-# ASan; the rest is margin for six targets at nice 19 on a busy machine.
+# ASan; the rest is margin for seven targets at nice 19 on a busy machine.
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
 OUT=.build/fuzz
 mkdir -p "$OUT"

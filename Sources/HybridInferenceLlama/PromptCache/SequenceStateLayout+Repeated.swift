@@ -65,14 +65,14 @@ extension SequenceStateLayout {
 
     init?(_ bytes: [UInt8]) {
       let cellsStart = SequenceStateLayout.tagSize + 8
-      guard bytes.count > cellsStart + 20, Self.word(bytes, at: SequenceStateLayout.tagSize) == 1,
-        Self.word(bytes, at: SequenceStateLayout.tagSize + 4) == 1,
-        Self.word(bytes, at: cellsStart) == 0, Self.word(bytes, at: cellsStart + 4) == 1,
-        Self.word(bytes, at: cellsStart + 8) == 0
+      guard bytes.count > cellsStart + 20, SequenceStateLayout.word(bytes, at: SequenceStateLayout.tagSize) == 1,
+        SequenceStateLayout.word(bytes, at: SequenceStateLayout.tagSize + 4) == 1,
+        SequenceStateLayout.word(bytes, at: cellsStart) == 0, SequenceStateLayout.word(bytes, at: cellsStart + 4) == 1,
+        SequenceStateLayout.word(bytes, at: cellsStart + 8) == 0
       else { return nil }
       var offset = cellsStart + 12
-      let transposed = Self.word(bytes, at: offset)
-      let layers = Self.word(bytes, at: offset + 4)
+      let transposed = SequenceStateLayout.word(bytes, at: offset)
+      let layers = SequenceStateLayout.word(bytes, at: offset + 4)
       guard transposed <= 1, (1...4096).contains(layers) else { return nil }
       (transposedValues, layerCount, offset) = (transposed == 1, layers, offset + 8)
       // K: a type and a row size (8 bytes) per layer, then the row.
@@ -113,8 +113,5 @@ extension SequenceStateLayout {
       return Part(header: offset..<start, data: start..<(start + size), transposed: true, elementSize: element)
     }
 
-    private static func word(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-      SequenceStateLayout.word(bytes, at: offset)
-    }
   }
 }

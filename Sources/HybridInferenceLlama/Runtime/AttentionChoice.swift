@@ -87,7 +87,6 @@ enum AttentionChoice {
       return AttentionCalibration.Verdict(flash: nil, reason: "the model's attention shape cannot be measured")
     }
     let depths = AttentionCalibration.depths(contextSize: contextSize)
-    let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))
     let key = AttentionCalibrationStore.Key(model: model.fingerprint, shape: shape, threads: threads, depths: depths)
     return await AttentionCalibrationStore.shared.verdict(for: key, directory: directory) {
       let budget = ComputeBudget.shared
@@ -99,6 +98,8 @@ enum AttentionChoice {
         let steps = AttentionStepCalibration.measure(
           model: model, shape: shape, depths: depths, threads: threads, batchSize: batchSize)
         guard case .failure(let failure) = steps else { return (steps, nil) }
+        // Only the graph needs the last-level cache's size (read from sysfs).
+        let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))
         let graph = AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
         return (graph, failure.reason)
       }

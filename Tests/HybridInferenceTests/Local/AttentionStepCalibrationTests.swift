@@ -62,8 +62,17 @@ final class AttentionStepCalibrationTests: XCTestCase {
     notAtZero[16] = 5
     var hugeRow = good
     hugeRow.replaceSubrange(40..<48, with: words([0xFFFF_FFF0, 0]))
+    // Transposed V whose element size times width overflows, or is 0 wide, or 2^31 layers.
+    var columns = oneCell(transposed: true)
+    let firstValue = columns.count - 2 * (12 + 4)
+    var overflowing = columns
+    overflowing.replaceSubrange((firstValue + 4)..<(firstValue + 12), with: words([16, 0x7FFF_FFFF]))
+    var zeroWide = columns
+    zeroWide.replaceSubrange((firstValue + 8)..<(firstValue + 12), with: words([0]))
+    columns.replaceSubrange(32..<36, with: words([0x8000_0000]))
     let layouts = [
       good + [0], Array(good.dropLast()), twoStreams, twoSequences, notAtZero, hugeRow, Array(good.prefix(30)), [],
+      overflowing, zeroWide, columns,
     ]
     for bytes in layouts {
       XCTAssertNil(SequenceStateLayout.repeated(bytes, cells: 4), "\(bytes)")
