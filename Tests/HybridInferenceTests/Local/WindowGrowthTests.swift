@@ -68,6 +68,37 @@ final class WindowGrowthTests: XCTestCase {
     XCTAssertGreaterThan(min(unlimited.content.count, limited.content.count), 100)
   }
 
+  /// Limits at the window's edges, in a child process: a limit of `Int.max`
+  /// (the default room), the window less one and the window itself, and a
+  /// prompt that leaves no room. Each answers or throws the typed error, the
+  /// cache never grows past the window, and the model answers afterwards.
+  func testLimitsAtTheWindowsEdges_growAtMostToTheWindow() async throws {
+    try await ChildProcess.assertPasses(self) {
+      let model = try self.model(contextSize: 1024, flash: .off)
+      for limit in [Int.max, 1023, 1024, 1_000_000] {
+        do {
+          _ = try await GenerativeModelSession(model: model, logHandler: .silent).respond(
+            to: "Count.", options: self.greedy(limit))
+        } catch HybridInferenceError.contextWindowExceeded(let size, _) {
+          XCTAssertEqual(size, 1024, "limit \(limit)")
+        }
+        XCTAssertLessThanOrEqual(try XCTUnwrap(model.batchedContext?.cellsPerSequence), 1024, "limit \(limit)")
+      }
+      let filling = String(repeating: "full ", count: 2000)
+      do {
+        _ = try await GenerativeModelSession(model: model, logHandler: .silent).respond(
+          to: filling, options: self.greedy(8))
+        XCTFail("a prompt past the window answered")
+      } catch HybridInferenceError.contextWindowExceeded(let size, _) {
+        XCTAssertEqual(size, 1024)
+      }
+      let after = try await GenerativeModelSession(model: model, logHandler: .silent).respond(
+        to: "Hi", options: self.greedy(4))
+      XCTAssertEqual(after.rawResponse.modelVersion, LocalSystemModel.modelVersion)
+      XCTAssertLessThanOrEqual(try XCTUnwrap(model.batchedContext?.cellsPerSequence), 1024)
+    }
+  }
+
   func testTheCellsToHoldATurn_areRoundedWithHeadroom_andCappedByTheWindow() {
     XCTAssertEqual(BatchedContext.cells(toHold: 1, window: 4096), 256)
     XCTAssertEqual(BatchedContext.cells(toHold: 420, window: 4096), 768)
