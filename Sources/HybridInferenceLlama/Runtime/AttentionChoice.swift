@@ -89,21 +89,19 @@ enum AttentionChoice {
     let depths = AttentionCalibration.depths(contextSize: contextSize)
     let key = AttentionCalibrationStore.Key(model: model.fingerprint, shape: shape, threads: threads, depths: depths)
     return await AttentionCalibrationStore.shared.verdict(for: key, directory: directory) {
-      let budget = ComputeBudget.shared
-      let cores = (try? await budget.acquire(threads: threads)) ?? 0
-      defer { budget.release(cores) }
-      let start = ContinuousClock.now
-      let (measured, stepFailure) = await ComputeLane.run {
-        () -> (Result<AttentionCalibration.Timings, AttentionCalibration.Failure>, String?) in
+      // Timed on the lane: the cost is the calibration's, not the wait for the cores.
+      let (measured, stepFailure, elapsed) = await ComputeLane.run(threads: threads) {
+        () -> (Result<AttentionCalibration.Timings, AttentionCalibration.Failure>, String?, Duration) in
+        let start = ContinuousClock.now
         let steps = AttentionStepCalibration.measure(
           model: model, shape: shape, depths: depths, threads: threads, batchSize: batchSize)
-        guard case .failure(let failure) = steps else { return (steps, nil) }
+        guard case .failure(let failure) = steps else { return (steps, nil, ContinuousClock.now - start) }
         // Only the graph needs the last-level cache's size (read from sysfs).
         let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))
         let graph = AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
-        return (graph, failure.reason)
+        return (graph, failure.reason, ContinuousClock.now - start)
       }
-      let cost = (ContinuousClock.now - start).components
+      let cost = elapsed.components
       let milliseconds = cost.seconds * 1000 + cost.attoseconds / 1_000_000_000_000_000
       let instead = stepFailure.map { "; steps not timed: \($0)" } ?? ""
       switch measured {

@@ -52,16 +52,35 @@ final class ComputeLanes: Sendable {
   var count: Int { lanes.withLock { $0.count } }
 }
 
-/// For the benchmarks: llama.cpp called directly (beside the library, in the
-/// same process) must run on a compute lane too, or its OpenMP team would be
-/// one too many and slow both down (see `ComputeLanes`).
+/// llama.cpp compute outside a scheduler (the attention calibration, and
+/// the benchmarks' direct calls beside the library): it takes its cores from
+/// `ComputeBudget` like a scheduler, then a lane.
+///
+/// Why the budget as well as a lane: a lane is made whenever every lane is
+/// busy, and a lane that computes starts an OpenMP team of its own. Taken
+/// without the budget, compute that started while a scheduler's lane was
+/// still busy (a benchmark's direct call just after a stream's last token)
+/// ran on a second lane, and from then on the process held two teams on two
+/// cores: every decode after it ran at 0.69-0.71x llama-bench at 3,223 tokens
+/// (`local-benchmark probe`, RESULTS.md §1d), the library's own stream too.
+/// With the budget, compute starts only once the previous holder has given
+/// its lane back, so it reuses that lane.
 package enum ComputeLane {
-  /// Runs `body` on a leased compute lane and returns its result.
-  package static func run<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+  /// Runs `body` on a compute lane once `threads` cores of the budget are
+  /// free, and returns its result. A cancelled caller still waits its turn:
+  /// the work runs either way, and running it out of turn is what makes a
+  /// second team.
+  package static func run<Value: Sendable>(threads: Int, _ body: @escaping @Sendable () -> Value) async -> Value {
+    let budget = ComputeBudget.shared
+    let cores = await Task.detached { (try? await budget.acquire(threads: threads)) ?? 0 }.value
+    defer { budget.release(cores) }
     let lane = ComputeLanes.shared.lease()
-    defer { ComputeLanes.shared.giveBack(lane) }
-    return await withCheckedContinuation { continuation in
+    let value = await withCheckedContinuation { continuation in
       lane.async { continuation.resume(returning: body()) }
     }
+    // Given back before the cores, as a scheduler does, so whoever the
+    // cores go to next finds this lane idle.
+    ComputeLanes.shared.giveBack(lane)
+    return value
   }
 }

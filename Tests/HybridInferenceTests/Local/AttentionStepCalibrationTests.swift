@@ -87,7 +87,7 @@ final class AttentionStepCalibrationTests: XCTestCase {
   func testARepeatedState_loadsIntoLlamaCpp_atTheDepth_bothWays() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 1024).loadedModel(progress: nil)
     for flash in [LLAMA_FLASH_ATTN_TYPE_DISABLED, LLAMA_FLASH_ATTN_TYPE_ENABLED] {
-      let outcome = await ComputeLane.run { () -> String? in
+      let outcome = await ComputeLane.run(threads: 2) { () -> String? in
         var params = llama_context_default_params()
         (params.n_ctx, params.n_batch, params.n_ubatch, params.n_seq_max) = (512, 8, 8, 1)
         params.flash_attn_type = flash
@@ -118,7 +118,7 @@ final class AttentionStepCalibrationTests: XCTestCase {
   func testTheRealSteps_onTheTinyModel_timeEveryCell() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
     let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
-    let timings = try await ComputeLane.run {
+    let timings = try await ComputeLane.run(threads: 2) {
       AttentionStepCalibration.measure(model: loaded, shape: shape, depths: [0, 256, 1024], threads: 2, batchSize: 512)
     }.get()
     XCTAssertTrue(timings.wholeSteps)
@@ -143,7 +143,7 @@ final class AttentionStepCalibrationTests: XCTestCase {
   func testASlowStepOrAHugeCache_isNotTimed_andSaysWhy() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
     let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
-    let slow = await ComputeLane.run {
+    let slow = await ComputeLane.run(threads: 2) {
       AttentionStepCalibration.measure(
         model: loaded, shape: shape, depths: [0, 256], threads: 2, batchSize: 512, slowestStep: 0)
     }

@@ -34,4 +34,53 @@ final class ComputeLanesTests: XCTestCase {
     XCTAssertLessThanOrEqual(ComputeLanes.shared.count, ComputeBudget.shared.cores)
     withExtendedLifetime(sessions) {}
   }
+
+  /// `prepare()` makes a context, which computes nothing: it used to do it
+  /// on a lane, and a scheduler starting while it held that lane leased a
+  /// second one, with an OpenMP team of its own (decode at 0.7x after it).
+  func testPrepare_leasesNoComputeLane() async throws {
+    // Every lane busy: a lease now would make a new one.
+    var held = [ComputeLanes.shared.lease()]
+    while ComputeLanes.shared.count > held.count { held.append(ComputeLanes.shared.lease()) }
+    defer { held.forEach(ComputeLanes.shared.giveBack) }
+    let lanes = ComputeLanes.shared.count
+    let model = LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
+      flashAttention: .off)
+    try await model.prepare()
+    XCTAssertEqual(model.batchedContext?.isCreated, true)
+    XCTAssertEqual(ComputeLanes.shared.count, lanes, "prepare() leased a lane")
+  }
+
+  /// Compute outside a scheduler waits for the budget's cores, so it starts
+  /// only once the holder before it has given its lane back.
+  func testComputeOutsideAScheduler_waitsForTheCores() async throws {
+    let budget = ComputeBudget.shared
+    let cores = try await budget.acquire(threads: budget.cores)
+    let ran = Locked(false)
+    let work = Task { await ComputeLane.run(threads: 2) { ran.withLock { $0 = true } } }
+    try await Task.sleep(for: .milliseconds(200))
+    XCTAssertFalse(ran.withLock { $0 }, "ran while every core was taken")
+    XCTAssertEqual(budget.waitingCount, 1)
+    budget.release(cores)
+    await work.value
+    XCTAssertTrue(ran.withLock { $0 })
+    XCTAssertEqual(budget.freeCores, budget.cores)
+  }
+
+  /// A cancelled caller still waits its turn (the work runs either way;
+  /// out of turn it would make a second team).
+  func testACancelledCaller_stillWaitsForTheCores() async throws {
+    let budget = ComputeBudget.shared
+    let cores = try await budget.acquire(threads: budget.cores)
+    let ran = Locked(false)
+    let work = Task { await ComputeLane.run(threads: 2) { ran.withLock { $0 = true } } }
+    work.cancel()
+    try await Task.sleep(for: .milliseconds(200))
+    XCTAssertFalse(ran.withLock { $0 }, "a cancelled caller ran while every core was taken")
+    budget.release(cores)
+    await work.value
+    XCTAssertTrue(ran.withLock { $0 })
+    XCTAssertEqual(budget.freeCores, budget.cores)
+  }
 }

@@ -175,7 +175,7 @@ final class FlashAttentionTests: XCTestCase {
     // 4,096 thin layers: 128 of them are timed, and the times scaled to all.
     let deep = try XCTUnwrap(
       AttentionCalibrationGraph.Shape(layers: 4096, heads: 2, kvHeads: 1, headSize: 8, kvType: GGML_TYPE_F16))
-    let timings = try await ComputeLane.run {
+    let timings = try await ComputeLane.run(threads: 1) {
       AttentionCalibrationGraph.measure(shape: deep, depths: [0], threads: 1)
     }.get()
     XCTAssertEqual(timings.timedLayers, AttentionCalibrationGraph.maximumTimedLayers)
@@ -200,7 +200,7 @@ final class FlashAttentionTests: XCTestCase {
         layers: Int(llama_model_n_layer(loaded.pointer)), heads: Int(llama_model_n_head(loaded.pointer)),
         kvHeads: Int(llama_model_n_head_kv(loaded.pointer)), headSize: loaded.attentionHeadSize ?? 0,
         kvType: GGML_TYPE_F16))
-    let result = await ComputeLane.run {
+    let result = await ComputeLane.run(threads: 2) {
       AttentionCalibrationGraph.measure(shape: shape, depths: [0, 256, 1024], threads: 2)
     }
     let timings = try result.get()

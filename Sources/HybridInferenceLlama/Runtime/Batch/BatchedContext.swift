@@ -185,10 +185,18 @@ final class BatchedContext: @unchecked Sendable {
   /// Cells of KV cache each sequence has now (for tests and benchmarks).
   var cellsPerSequence: Int { creation.withLock { cells } }
 
-  /// Makes the llama context now, on a compute lane, so that the first
-  /// request does not wait for its KV cache to be allocated and cleared.
+  /// Makes the llama context now, so that the first request does not wait
+  /// for its KV cache to be allocated and cleared.
+  ///
+  /// On a Dispatch worker, not a compute lane: making a context computes
+  /// nothing, and a lane it kept busy made a scheduler starting meanwhile
+  /// lease a second lane, with an OpenMP team of its own (`ComputeLane`).
   func prepare() async throws {
-    try await ComputeLane.run { Result { () throws(HybridInferenceError) in _ = try self.created() } }.get()
+    try await withCheckedContinuation { continuation in
+      DispatchQueue.global(qos: .userInitiated).async {
+        continuation.resume(returning: Result { () throws(HybridInferenceError) in _ = try self.created() })
+      }
+    }.get()
   }
 
   /// The llama context, made on first use (by `prepare()` or the scheduler)
