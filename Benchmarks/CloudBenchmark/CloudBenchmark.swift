@@ -11,7 +11,7 @@ import HybridInferenceRemote
 ///     swift run -c release cloud-benchmark dead-link [--requests N]
 ///     swift run -c release cloud-benchmark sse [RUNS]
 ///     swift run -c release cloud-benchmark streaming [BUDGET_SECONDS]
-///     swift run -c release cloud-benchmark fleet --local-model GGUF [--transport urlSession|automatic] [--only fleet]
+///     swift run -c release cloud-benchmark fleet --local-model GGUF [--transport urlSession|automatic] [--only fleet|llama]
 ///     swift run -c release cloud-benchmark template-parity --local-model GGUF
 ///     swift run -c release cloud-benchmark hedging [--requests N]
 ///
@@ -61,7 +61,7 @@ struct CloudBenchmark {
         throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
       }
       try await FleetBenchmark.run(
-        modelPath: model, transport: arguments.transport, onlyFleetServer: arguments.only == "fleet")
+        modelPath: model, transport: arguments.transport, only: arguments.only.flatMap(FleetBenchmark.Only.init))
       return
     }
     if CommandLine.arguments.dropFirst().first == "fleet-loop" {
@@ -231,7 +231,8 @@ struct Arguments {
   var localModelPath: String?
   /// `fleet --transport urlSession|automatic`: the client path measured.
   var transport = FleetTransport.automatic
-  /// `fleet --only fleet`: only the fleet server's rows.
+  /// `fleet --only fleet|llama`: only the fleet server's rows, or only
+  /// llama-server's with the large HTTP pool (the goal's server).
   var only: String?
   /// `dead-link`: only the dead-link figures.
   var deadLinkOnly = false

@@ -11,7 +11,7 @@ import Synchronization
   import FoundationNetworking
 #endif
 
-/// `cloud-benchmark fleet --local-model GGUF [--transport urlSession|automatic] [--only fleet]`:
+/// `cloud-benchmark fleet --local-model GGUF [--transport urlSession|automatic] [--only fleet|llama]`:
 /// the remote backends with many requests in flight, beside curl doing the
 /// same requests in the same run.
 ///
@@ -27,7 +27,8 @@ import Synchronization
 /// One-token answers, so the server's work is small and the same on every
 /// side. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
 /// (`RequestOptions.maximumConnectionsPerHost`, default 32); `--only fleet`
-/// skips llama-server; `FLEET_BARE_FIRST=1` runs the bare URLSession before
+/// skips llama-server, `--only llama` runs only llama-server with the large
+/// HTTP pool; `FLEET_BARE_FIRST=1` runs the bare URLSession before
 /// the client instead of after it; `FLEET_ROUNDS=R` (default 1) measures
 /// every row R times, curl first in odd rounds, and adds a table of the
 /// per-round differences (one round's Δ median against a server whose
@@ -53,20 +54,25 @@ enum FleetBenchmark {
       transport: transport == .urlSession ? .urlSession : .automatic)
   }
 
-  static func run(modelPath: String, transport: FleetTransport, onlyFleetServer: Bool) async throws {
+  /// `--only`: which servers a run measures.
+  enum Only: String {
+    case fleet, llama
+  }
+
+  static func run(modelPath: String, transport: FleetTransport, only: Only?) async throws {
     let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     var rows: [FleetRow] = []
     let fleet = try FleetServerProcess()
     defer { fleet.stop() }
-    for var target in [FleetTarget.gemini(server: fleet), .openAI(fleet: fleet)] {
+    for var target in [FleetTarget.gemini(server: fleet), .openAI(fleet: fleet)] where only != .llama {
       target.options = options(for: transport)
       try await target.warmUp()
       for count in inFlight {
         for round in 0..<rounds { rows += try await measure(target, inFlight: count, pool: nil, round: round) }
       }
     }
-    if !onlyFleetServer {
-      for pool in [HTTPPool.large, .default] {
+    if only != .fleet {
+      for pool in only == .llama ? [HTTPPool.large] : [HTTPPool.large, .default] {
         let server = try await LlamaServerProcess(
           model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads,
           extraArguments: pool.arguments)
@@ -86,7 +92,11 @@ enum FleetBenchmark {
   /// One path only, `rounds` times cold and warm at `inFlight` against the
   /// fleet server (for `perf`): `client`/`bare` (Gemini), `openai`/`openai-bare`,
   /// or llama-server (`llama`/`llama-bare`, the GGUF in `FLEET_MODEL`).
-  /// Prints each round's warm median and CPU per request.
+  /// Prints the rounds' median warm latency and CPU per request, and curl's
+  /// warm median at the same `inFlight` (a curl run after each round).
+  /// `FLEET_HOGS=K` keeps K processes spinning meanwhile: cores that
+  /// something else keeps busy, as llama-server's compute does, where every
+  /// thread that has to be woken or started waits for a time slice.
   static func loop(_ path: String, inFlight: Int, rounds: Int) async throws {
     let fleet = try FleetServerProcess()
     defer { fleet.stop() }
@@ -102,17 +112,40 @@ enum FleetBenchmark {
       target = .openAI(server: server)
     }
     try await target.warmUp()
+    let hogs = try spinners(ProcessInfo.processInfo.environment["FLEET_HOGS"].flatMap(Int.init) ?? 0)
+    // SIGKILL: a child of this process starts with SIGTERM blocked
+    // (Dispatch's threads block it), so `terminate()` would not stop it.
+    defer { hogs.forEach { kill($0.processIdentifier, SIGKILL) } }
     var medians: [Double] = []
+    var curl: [Double] = []
     var cpu: [Double] = []
     for _ in 0..<rounds {
       let run =
         try await path.hasSuffix("bare") ? target.bareRun(inFlight: inFlight) : target.clientRun(inFlight: inFlight)
       medians.append(run.warm.median)
       cpu.append(run.cpu.own)
+      curl.append(try target.curlRun(inFlight: inFlight).run.warm.median)
     }
     let median = { (values: [Double]) in values.sorted()[values.count / 2] }
     print(
-      "\(path) \(inFlight): warm median \(median(medians)) ms, CPU \(median(cpu)) µs/request (medians of \(rounds))")
+      "\(path) \(inFlight), \(hogs.count) spinning processes: warm median \(StreamingCost.format(median(medians))) ms "
+        + "(curl \(StreamingCost.format(median(curl))) ms), CPU \(StreamingCost.format(median(cpu))) µs/request (medians of \(rounds) rounds)"
+    )
+  }
+
+  /// `count` processes that spin until terminated.
+  private static func spinners(_ count: Int) throws -> [Process] {
+    try (0..<max(0, count)).map { _ in
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/bin/sh")
+      // Output to /dev/null: a spinner holding the caller's stdout would
+      // keep a `$(...)` around this benchmark waiting.
+      process.arguments = ["-c", "while :; do :; done"]
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      return process
+    }
   }
 
   /// The client's, the bare URLSession's and curl's rows for one server at

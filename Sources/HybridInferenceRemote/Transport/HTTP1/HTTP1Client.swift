@@ -63,7 +63,9 @@ package final class HTTP1Client: Sendable {
     }
   }
 
-  /// Starts `request` on a thread of its own; see `HTTPTransport.exchange`.
+  /// Starts `request` on a thread of its own, written first from this
+  /// thread when an idle connection can take it (`HTTP1Exchange.sendEarly`);
+  /// see `HTTPTransport.exchange`.
   func exchange(
     _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
   ) -> TransportExchange {
@@ -72,6 +74,7 @@ package final class HTTP1Client: Sendable {
       client: self, request: request, connectTimeout: connectTimeout, deadline: deadline,
       continuation: continuation)
     continuation.onTermination = { _ in exchange.cancel() }
+    exchange.sendEarly()
     let thread = Thread { exchange.run() }
     thread.stackSize = Self.threadStackBytes
     thread.name = "HybridInference HTTP"

@@ -73,6 +73,21 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     }
   }
 
+  /// An idle connection now, or nil (none idle, or requests already wait
+  /// for one, who come first): never a new slot, never a wait.
+  func takeIdle() -> HTTP1Socket? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard waiters.isEmpty, !idle.isEmpty else { return nil }
+    guard let lease = takeLocked() else { return nil }
+    guard let socket = lease.socket else {
+      // Every idle one was stale; the slot takeLocked counted goes back.
+      open -= 1
+      return nil
+    }
+    return socket
+  }
+
   /// Gives `lease` to the first waiter and wakes it; under `lock`.
   private func handOverLocked(_ lease: Lease) {
     let waiter = waiters.removeFirst()

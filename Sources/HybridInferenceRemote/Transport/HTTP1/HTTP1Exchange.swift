@@ -20,8 +20,9 @@ import HybridInferenceCore
 /// `@unchecked Sendable`: the request, deadlines and continuation are
 /// immutable (the continuation is itself safe from any thread); what a
 /// canceller touches, the cancel flag and the socket it shuts down, is in
-/// `state`, a `Locked`; `connectedSent` is read and written only by the
-/// exchange thread.
+/// `state`, a `Locked`; `connectedSent` and `early` are written by
+/// `sendEarly` on the caller's thread before the exchange thread starts
+/// (starting it orders the two), and by that thread alone after.
 final class HTTP1Exchange: @unchecked Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
@@ -44,9 +45,21 @@ final class HTTP1Exchange: @unchecked Sendable {
   private let deadline: ContinuousClock.Instant
   private let continuation: Continuation
   private let state = Locked(State())
-  /// Whether `.connected` went out (exchange thread only): it is sent once,
-  /// whatever retries and redirects follow.
+  /// Whether `.connected` went out: it is sent once, whatever retries and
+  /// redirects follow. Set by `sendEarly` before the exchange thread starts,
+  /// by that thread after.
   private var connectedSent = false
+  /// The request as `sendEarly` wrote it on an idle connection, for the
+  /// exchange thread to go on with (taken by its first `perform`).
+  private var early: Early?
+
+  /// A request written from the caller's thread: the connection, the
+  /// request's bytes, and how many went out (nil: the peer was gone).
+  private struct Early {
+    let socket: HTTP1Socket
+    let bytes: [UInt8]
+    let sent: Int?
+  }
 
   init(
     client: HTTP1Client, request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant,
@@ -89,6 +102,27 @@ final class HTTP1Exchange: @unchecked Sendable {
     }
   }
 
+  /// On the caller's thread, before the exchange thread starts: when the
+  /// origin's pool has an idle connection, writes the request on it now,
+  /// as far as the socket takes it without waiting.
+  ///
+  /// Why: the request then reaches the server while the exchange thread is
+  /// still being started. On cores that a server's compute keeps busy
+  /// (llama-server on the same machine), a new thread can wait a time slice
+  /// before it runs, and curl, the yardstick, writes from the thread that
+  /// read the previous answer. A fresh connection, or none idle, is left to
+  /// the thread: connecting can wait, and this thread is the caller's.
+  func sendEarly() {
+    guard let url = request.url, let origin = Origin(url), origin.scheme == "http",
+      let bytes = try? HTTP1RequestWriter.bytes(of: request),
+      let socket = client.pool(for: origin).takeIdle()
+    else { return }
+    attach(socket)
+    connectedSent = true
+    continuation.yield(.connected)
+    early = Early(socket: socket, bytes: bytes, sent: socket.writeAvailable(bytes, from: 0))
+  }
+
   /// The exchange thread's body: each redirect followed in turn, then the
   /// stream finished.
   func run() {
@@ -122,13 +156,23 @@ final class HTTP1Exchange: @unchecked Sendable {
     guard let url = request.url, let origin = Origin(url), origin.scheme == "http" else {
       throw URLError(.unsupportedURL)
     }
-    let bytes = try HTTP1RequestWriter.bytes(of: request)
     let pool = client.pool(for: origin)
-    let lease = try pool.acquire(until: deadline) { isCancelled }
-    var socket = lease.socket
+    let early = self.early
+    self.early = nil
+    let bytes = try early?.bytes ?? HTTP1RequestWriter.bytes(of: request)
+    var socket = try early?.socket ?? pool.acquire(until: deadline) { isCancelled }.socket
     var mayRetry = socket != nil
+    // What already went out on `socket` (sendEarly's part).
+    var sent = early?.sent ?? 0
     // The slot is this exchange's from here: every path hands it back.
     do {
+      if let early, early.sent == nil {
+        // The idle connection was gone when the caller wrote on it: a stale
+        // connection, replaced once, as below.
+        _ = detach()
+        early.socket.close()
+        (socket, mayRetry, sent) = (nil, false, 0)
+      }
       while true {
         let connection: HTTP1Socket
         let opened = socket == nil
@@ -155,7 +199,7 @@ final class HTTP1Exchange: @unchecked Sendable {
         var awaitingAnswer = false
         defer { if awaitingAnswer { pool.answerBegan() } }
         do {
-          try connection.write(bytes, until: deadline) { isCancelled }
+          try connection.write(bytes, from: sent, until: deadline) { isCancelled }
           if opened {
             pool.requestAwaitsFirstAnswer()
             awaitingAnswer = true
@@ -181,8 +225,7 @@ final class HTTP1Exchange: @unchecked Sendable {
           // request goes again on a new connection, once.
           _ = detach()
           connection.close()
-          socket = nil
-          mayRetry = false
+          (socket, mayRetry, sent) = (nil, false, 0)
         }
       }
     } catch {

@@ -23,7 +23,9 @@ import HybridInferenceCore
 ///
 /// `@unchecked Sendable`: the descriptor is only read, written and closed by
 /// the thread that holds the connection (the pool hands it to one exchange
-/// at a time); the one call another thread makes is `shutdown`, which the
+/// at a time; an exchange that writes its request from the caller's thread
+/// hands it on to its own thread by starting that thread, which orders the
+/// two); the one call another thread makes is `shutdown`, which the
 /// kernel allows concurrently and which only makes the holder's blocked
 /// `poll`/`recv` return at once. The descriptor is closed only by the holder,
 /// after the canceller can no longer reach it (see `HTTP1Exchange`), so a
@@ -122,11 +124,34 @@ final class HTTP1Socket: @unchecked Sendable {
     }
   }
 
-  /// Writes all of `bytes`.
+  /// Writes what the socket takes of `bytes` from `offset` without waiting
+  /// for room; returns the offset reached, or nil when the peer is gone.
+  func writeAvailable(_ bytes: [UInt8], from offset: Int) -> Int? {
+    var offset = offset
+    while offset < bytes.count {
+      let written = bytes.withUnsafeBytes { buffer in
+        send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, noSignal)
+      }
+      if written > 0 {
+        offset += written
+      } else if written < 0, errno == EINTR {
+        continue
+      } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+        return offset
+      } else {
+        return nil
+      }
+    }
+    return offset
+  }
+
+  /// Writes all of `bytes` from `offset`.
   /// - Throws: `URLError(.networkConnectionLost)` when the peer is gone,
   ///   `.timedOut`, `.cancelled`.
-  func write(_ bytes: [UInt8], until deadline: ContinuousClock.Instant, isCancelled: () -> Bool) throws(URLError) {
-    var offset = 0
+  func write(
+    _ bytes: [UInt8], from offset: Int = 0, until deadline: ContinuousClock.Instant, isCancelled: () -> Bool
+  ) throws(URLError) {
+    var offset = offset
     while offset < bytes.count {
       let written = bytes.withUnsafeBytes { buffer in
         send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, noSignal)

@@ -1,0 +1,114 @@
+import Foundation
+import XCTest
+
+@testable import HybridInferenceCore
+@testable import HybridInferenceRemote
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A request on an idle keep-alive connection is written from the caller's
+/// thread, before its exchange thread starts: on cores a server's compute
+/// keeps busy, a new thread can wait a time slice before it runs, and the
+/// request would wait with it (RESULTS.md §7, llama-server at 32 warm).
+final class HTTP1EarlyWriteTests: XCTestCase {
+  private static let ok = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+
+  func testARequestOnAnIdleConnection_isOnTheWireWhenExchangeReturns() async throws {
+    let server = try OneConnectionServer()
+    defer { server.close() }
+    let transport = HTTPTransport()
+    let request = URLRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/")))
+    // The first request opens the connection (on its exchange thread).
+    let opening = transport.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    async let first = Self.drain(opening)
+    try server.accept()
+    try server.answerOneRequest()
+    let firstBody = try await first
+    XCTAssertEqual(firstBody, Data("ok".utf8))
+    for attempt in 0..<20 {
+      let exchange = transport.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+      // Loopback delivers a send before it returns: the request is there now.
+      XCTAssertTrue(server.hasBytesWaiting, "request \(attempt + 2) was not written by exchange()")
+      try server.answerOneRequest()
+      let body = try await Self.drain(exchange)
+      XCTAssertEqual(body, Data("ok".utf8))
+    }
+    XCTAssertEqual(server.requests, 21)
+  }
+
+  private static func drain(_ exchange: TransportExchange) async throws -> Data {
+    var body = Data()
+    for try await event in exchange.events {
+      if case .body(let data) = event { body += data }
+    }
+    return body
+  }
+
+  /// A listener that takes one connection and answers on it when told to.
+  /// `@unchecked Sendable`: used from the test's task only, one call at a time.
+  private final class OneConnectionServer: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private var connection: Int32 = -1
+    private(set) var requests = 0
+
+    init() throws {
+      let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      guard bound == 0, listen(listener, 4) == 0 else { throw URLError(.cannotConnectToHost) }
+      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+      _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+      }
+      self.listener = listener
+      port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func accept() throws {
+      guard wait(listener, milliseconds: 10_000) else { throw URLError(.timedOut) }
+      connection = Glibc.accept(listener, nil, nil)
+      guard connection >= 0 else { throw URLError(.cannotConnectToHost) }
+    }
+
+    var hasBytesWaiting: Bool { wait(connection, milliseconds: 0) }
+
+    /// Reads one request head (these have no body) and answers 200 "ok".
+    func answerOneRequest() throws {
+      var head: [UInt8] = []
+      var byte: UInt8 = 0
+      while !head.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {
+        guard wait(connection, milliseconds: 10_000), recv(connection, &byte, 1, 0) == 1 else {
+          throw URLError(.networkConnectionLost)
+        }
+        head.append(byte)
+      }
+      requests += 1
+      guard HTTP1EarlyWriteTests.ok.withUnsafeBytes({ send(connection, $0.baseAddress, $0.count, 0) }) > 0 else {
+        throw URLError(.networkConnectionLost)
+      }
+    }
+
+    func close() {
+      if connection >= 0 { Glibc.close(connection) }
+      Glibc.close(listener)
+    }
+
+    private func wait(_ descriptor: Int32, milliseconds: Int32) -> Bool {
+      var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      return poll(&poller, 1, milliseconds) == 1
+    }
+  }
+}
