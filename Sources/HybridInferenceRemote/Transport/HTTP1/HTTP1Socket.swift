@@ -145,24 +145,20 @@ final class HTTP1Socket: @unchecked Sendable {
     return offset
   }
 
-  /// Writes all of `bytes` from `offset`.
+  /// Writes all of `bytes` from `offset`, waiting for room as needed.
   /// - Throws: `URLError(.networkConnectionLost)` when the peer is gone,
   ///   `.timedOut`, `.cancelled`.
   func write(
     _ bytes: [UInt8], from offset: Int = 0, until deadline: ContinuousClock.Instant, isCancelled: () -> Bool
   ) throws(URLError) {
     var offset = offset
-    while offset < bytes.count {
-      let written = bytes.withUnsafeBytes { buffer in
-        send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, noSignal)
-      }
-      if written > 0 {
-        offset += written
-      } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-        try wait(for: Int16(POLLOUT), until: deadline, isCancelled: isCancelled)
-      } else {
+    while true {
+      guard let reached = writeAvailable(bytes, from: offset) else {
         throw isCancelled() ? URLError(.cancelled) : URLError(.networkConnectionLost)
       }
+      if reached >= bytes.count { return }
+      offset = reached
+      try wait(for: Int16(POLLOUT), until: deadline, isCancelled: isCancelled)
     }
   }
 
