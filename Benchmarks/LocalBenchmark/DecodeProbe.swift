@@ -93,6 +93,13 @@ extension DecodeProbe {
         .init(contextSize: 4096, batchSize: 512, threads: threads, flashAttention: flashAttention, asLibrary: true),
         true
       ),
+      (
+        // The cells WindowGrowth gives a sequence at this depth with 128 tokens of answer.
+        "library's context at WindowGrowth's size, greedy",
+        .init(
+          contextSize: (depth + 128 + 128 + 255) / 256 * 256, batchSize: 512, threads: threads,
+          flashAttention: flashAttention, asLibrary: true), true
+      ),
     ]
     if let only { setups = [setups[only]] }
     llama_log_set({ _, _, _ in }, nil)  // no library here to route llama.cpp's log
