@@ -147,16 +147,8 @@ final class BatchedContext: @unchecked Sendable {
   /// strand the turns queued behind it.
   private func startScheduler() {
     let threads = settings.threads
-    Task.detached {
-      let budget = ComputeBudget.shared
-      let cores = (try? await budget.acquire(threads: threads)) ?? 0
-      let lane = ComputeLanes.shared.lease()
-      lane.async {
-        self.runScheduler()
-        ComputeLanes.shared.giveBack(lane)
-        budget.release(cores)
-      }
-    }
+    // The budget's cores, then a lane, given back in that order (`ComputeLane`).
+    Task.detached { await ComputeLane.run(threads: threads) { self.runScheduler() } }
   }
 
   /// A session has ended: its sequences belong to nobody now.
