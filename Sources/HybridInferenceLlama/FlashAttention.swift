@@ -19,8 +19,9 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// whose step takes over 60 ms, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
   /// attention, which costs the same whatever the weights). When whole steps
-  /// are within 3% of each other, llama.cpp's default (on) stands; when
-  /// attention alone is within 3%, or nothing can be measured, a rule
+  /// are within 5% of each other (a near tie, where the noise of one
+  /// calibration on shared cores is as large), llama.cpp's default (on)
+  /// stands; when attention alone is within 3%, or nothing can be measured, a rule
   /// decides: on for attention heads 128 or more wide, off below. On a GPU
   /// backend, llama.cpp's own choice
   /// stands. The decision and the times behind it are logged at `.info` to

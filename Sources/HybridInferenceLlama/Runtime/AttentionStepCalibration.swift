@@ -91,7 +91,7 @@ enum AttentionStepCalibration {
           // settings apart from a tie, 5 more, up to `maximumRepetitions`.
           if round == limit, done == 0, limit < maximumRepetitions,
             AttentionCalibration.isUnresolved(
-              result.cells[index], margin: AttentionCalibration.tieMargin)
+              result.cells[index], margin: AttentionCalibration.stepTieMargin)
           {
             limit += 5
           }

@@ -56,7 +56,7 @@ final class FlashAttentionTests: XCTestCase {
     }
   }
 
-  func testWholeStepsWithin3Percent_keepLlamaCppsDefault_attentionAloneTheRule() {
+  func testWholeStepsWithin5Percent_keepLlamaCppsDefault_attentionAloneWithin3PercentTheRule() {
     // Exact times: on `ratio` x off at every depth and repetition.
     func even(_ ratio: Double, wholeSteps: Bool) -> AttentionCalibration.Timings {
       var result = AttentionCalibration.Timings(layers: 30, timedLayers: 30, wholeSteps: wholeSteps)
@@ -67,19 +67,36 @@ final class FlashAttentionTests: XCTestCase {
       }
       return result
     }
-    // Off 4% faster: off for whole steps; on 1.5% faster: on (a tie keeps llama.cpp's default).
-    let clear = AttentionCalibration.decide(even(1.04, wholeSteps: true))
+    // Off 6% faster: off for whole steps; on 1.5% faster: on (a tie keeps llama.cpp's default).
+    let clear = AttentionCalibration.decide(even(1.06, wholeSteps: true))
     XCTAssertEqual(clear.flash, false, clear.reason)
+    // Attention alone 4% dearer with it on: off, past the graph's 3%.
+    XCTAssertEqual(AttentionCalibration.decide(even(1.04, wholeSteps: false)).flash, false)
     let verdict = AttentionCalibration.decide(even(0.985, wholeSteps: true))
     XCTAssertEqual(verdict.flash, true, verdict.reason)
     XCTAssertTrue(verdict.reason.contains("decode steps measured"), verdict.reason)
     XCTAssertNil(AttentionCalibration.decide(even(0.985, wholeSteps: false)).flash)
-    // Whole steps within 3%, either way: llama.cpp's default (on) stands, not the head-width rule.
-    for ratio in [0.995, 1.005, 1.025] {
+    // Whole steps within 5%, either way: llama.cpp's default (on) stands, not the head-width rule.
+    for ratio in [0.995, 1.005, 1.025, 1.045] {
       let tie = AttentionCalibration.decide(even(ratio, wholeSteps: true))
       XCTAssertEqual(tie.flash, true, tie.reason)
-      XCTAssertTrue(tie.reason.hasPrefix("on, llama.cpp's default: even within 3%"), tie.reason)
+      XCTAssertTrue(tie.reason.hasPrefix("on, llama.cpp's default: even within 5%"), tie.reason)
     }
+  }
+
+  /// SmolLM2's near tie on an AMD EPYC as one process measured it: on 23%
+  /// dearer in depth 0's median (8.0 ms against 6.5), 2% at 256 and 1,024.
+  /// Weighted, +4%: under the 3% margin that said off, and that process
+  /// decoded 3-7% slower than the four whose calibration said on.
+  func testANearTieWithADepthZeroOutlier_keepsItOn() {
+    var timings = AttentionCalibration.Timings(layers: 30, timedLayers: 30, wholeSteps: true)
+    timings.cells = zip([0, 256, 1024], [(0.00653, 1.23), (0.007, 1.02), (0.0093, 1.02)]).map { depth, cell in
+      AttentionCalibration.Cell(
+        depth: depth, off: Array(repeating: cell.0, count: 5), on: Array(repeating: cell.0 * cell.1, count: 5))
+    }
+    let verdict = AttentionCalibration.decide(timings)
+    XCTAssertEqual(verdict.flash, true, verdict.reason)
+    XCTAssertTrue(verdict.reason.contains("+4.0%"), verdict.reason)
   }
 
   /// Drift: the machine slows by half during the calibration. Each pair ran
