@@ -87,11 +87,12 @@ enum DepthBenchmark {
     let modelPath: String
     let threads: Int
 
-    /// llama-bench tg`generate` at `depth`, `-fa 0` and `-fa 1` in one process.
-    func decode(depth: Int, generate: Int) throws -> (off: Double, on: Double) {
+    /// llama-bench tg`generate` at `depth`, `-fa 0` and `-fa 1` in one
+    /// process, `-fa last` second.
+    func decode(depth: Int, generate: Int, last: Int = 1) throws -> (off: Double, on: Double) {
       let figures = try LlamaBench.runBoth(
         executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, prompt: 0, generate: generate,
-        depth: depth)
+        depth: depth, last: last)
       return (figures.off.decodeTokensPerSecond, figures.on.decodeTokensPerSecond)
     }
   }
@@ -183,14 +184,17 @@ enum DepthBenchmark {
 
   /// `.automatic`'s rate per round against llama-bench's faster setting in
   /// that round, summarised, with which setting that is. The faster setting
-  /// is read from llama-bench's medians over the rounds, not round by round:
-  /// the higher of two noisy rates is biased upward by the noise (about half
-  /// a round's spread when the settings tie, 4-5% on these cores), which made
-  /// a tie read as the library falling short.
+  /// is read over the rounds, not round by round: the higher of two noisy
+  /// rates is biased upward by the noise (about half a round's spread when
+  /// the settings tie, 4-5% on these cores), which made a tie read as the
+  /// library falling short. It is the median of each round's -fa 1 / -fa 0
+  /// (one llama-bench process ran both, seconds apart), not the two medians
+  /// compared: a pair shares its minute of the machine, so the median of the
+  /// pairs moves less with the minutes than either median does.
   static func againstTheFaster(ours: [Double], benchOff: [Double], benchOn: [Double]) -> (
     ratios: [Double], flag: Int
   ) {
-    let flag = median(benchOn) >= median(benchOff) ? 1 : 0
+    let flag = median(zip(benchOn, benchOff).map { $0 / $1 }) >= 1 ? 1 : 0
     return (zip(ours, flag == 1 ? benchOn : benchOff).map { $0 / $1 }, flag)
   }
 

@@ -36,15 +36,17 @@ enum LlamaBench {
 extension LlamaBench {
   /// llama-bench with `-fa 0,1`: both settings in one process, one
   /// repetition each (after llama-bench's own warm-up), so that they see the
-  /// same minute of the machine; `depth` tokens in the KV cache first.
+  /// same minute of the machine; `depth` tokens in the KV cache first;
+  /// `-fa last` second (llama-bench runs a list in its order).
   static func runBoth(
-    executable: String, model: String, threads: Int, batchSize: Int, prompt: Int, generate: Int, depth: Int = 0
+    executable: String, model: String, threads: Int, batchSize: Int, prompt: Int, generate: Int, depth: Int = 0,
+    last: Int = 1
   ) throws -> (off: Figures, on: Figures) {
     let runs = try runJSON(
       executable: executable,
       arguments: [
         "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
-        "-ub", "\(batchSize)", "-r", "1", "-d", "\(depth)", "-fa", "0,1", "-o", "json",
+        "-ub", "\(batchSize)", "-r", "1", "-d", "\(depth)", "-fa", last == 0 ? "1,0" : "0,1", "-o", "json",
       ])
     var both = [Figures](repeating: Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan), count: 2)
     for run in runs {

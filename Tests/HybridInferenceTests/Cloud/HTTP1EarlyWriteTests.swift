@@ -42,6 +42,42 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     XCTAssertEqual(server.requests, 21)
   }
 
+  /// When the early write fails: the idle connection passes the pool's
+  /// check (nothing readable on it) but the caller's write fails. Here our
+  /// end can no longer send (shut for writing while idle; the server keeps
+  /// its end open, so nothing becomes readable). The exchange's own write
+  /// then fails as on any stale connection: it closes it and
+  /// sends the request once more on a new connection, which answers.
+  func testAnIdleConnectionThatCannotSend_isReplacedOnce() async throws {
+    let server = try OneConnectionServer()
+    defer { server.close() }
+    let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/"))
+    let client = HTTP1Client(maximumConnectionsPerHost: 4, redirectPolicy: .never)
+    let request = URLRequest(url: url)
+    let opening = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    async let first = Self.drain(opening)
+    try server.accept()
+    try server.answerOneRequest()
+    let firstBody = try await first
+    XCTAssertEqual(firstBody, Data("ok".utf8))
+    // The connection is idle in the pool: take it, shut our sending side, give it back.
+    let pool = client.pool(for: try XCTUnwrap(Origin(url)))
+    let idle = try XCTUnwrap(pool.takeIdle(), "the first request's connection is idle")
+    XCTAssertEqual(Glibc.shutdown(idle.descriptor, Int32(SHUT_WR)), 0)
+    pool.release(idle, reusable: true)
+    XCTAssertTrue(try XCTUnwrap(pool.takeIdle()).isUsableWhenIdle, "it still passes the idle check")
+    pool.release(idle, reusable: true)
+
+    let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    async let second = Self.drain(exchange)
+    try server.accept()
+    try server.answerOneRequest()
+    let secondBody = try await second
+    XCTAssertEqual(secondBody, Data("ok".utf8), "answered on a new connection")
+    XCTAssertEqual(server.requests, 2)
+    XCTAssertEqual(server.connections, 2)
+  }
+
   private static func drain(_ exchange: TransportExchange) async throws -> Data {
     var body = Data()
     for try await event in exchange.events {
@@ -50,13 +86,16 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     return body
   }
 
-  /// A listener that takes one connection and answers on it when told to.
+  /// A listener that answers on its latest connection when told to (an
+  /// earlier one stays open until `close`).
   /// `@unchecked Sendable`: used from the test's task only, one call at a time.
   private final class OneConnectionServer: @unchecked Sendable {
     let port: Int
     private let listener: Int32
     private var connection: Int32 = -1
+    private var earlier: [Int32] = []
     private(set) var requests = 0
+    var connections: Int { earlier.count + (connection >= 0 ? 1 : 0) }
 
     init() throws {
       let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -79,6 +118,7 @@ final class HTTP1EarlyWriteTests: XCTestCase {
 
     func accept() throws {
       guard wait(listener, milliseconds: 10_000) else { throw URLError(.timedOut) }
+      if connection >= 0 { earlier.append(connection) }
       connection = Glibc.accept(listener, nil, nil)
       guard connection >= 0 else { throw URLError(.cannotConnectToHost) }
     }
@@ -102,7 +142,7 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     }
 
     func close() {
-      if connection >= 0 { Glibc.close(connection) }
+      for descriptor in earlier + [connection] where descriptor >= 0 { Glibc.close(descriptor) }
       Glibc.close(listener)
     }
 

@@ -54,11 +54,13 @@ final class HTTP1Exchange: @unchecked Sendable {
   private var early: Early?
 
   /// A request written from the caller's thread: the connection, the
-  /// request's bytes, and how many went out (nil: the peer was gone).
+  /// request's bytes, and how many went out. When the peer was gone that is
+  /// 0: the exchange thread's write then fails as on any stale connection,
+  /// and the request goes once more on a new one.
   private struct Early {
     let socket: HTTP1Socket
     let bytes: [UInt8]
-    let sent: Int?
+    let sent: Int
   }
 
   init(
@@ -120,7 +122,7 @@ final class HTTP1Exchange: @unchecked Sendable {
     attach(socket)
     connectedSent = true
     continuation.yield(.connected)
-    early = Early(socket: socket, bytes: bytes, sent: socket.writeAvailable(bytes, from: 0))
+    early = Early(socket: socket, bytes: bytes, sent: socket.writeAvailable(bytes, from: 0) ?? 0)
   }
 
   /// The exchange thread's body: each redirect followed in turn, then the
@@ -166,13 +168,6 @@ final class HTTP1Exchange: @unchecked Sendable {
     var sent = early?.sent ?? 0
     // The slot is this exchange's from here: every path hands it back.
     do {
-      if let early, early.sent == nil {
-        // The idle connection was gone when the caller wrote on it: a stale
-        // connection, replaced once, as below.
-        _ = detach()
-        early.socket.close()
-        (socket, mayRetry, sent) = (nil, false, 0)
-      }
       while true {
         let connection: HTTP1Socket
         let opened = socket == nil
