@@ -204,17 +204,17 @@ enum DepthBenchmark {
     return "\(summary(ratios)) (-fa \(flag) faster)"
   }
 
-  /// Prefill of a 512-token prompt, off and on, beside llama-bench pp512 at
-  /// the same setting, alternated per round.
+  /// Prefill of a prompt that fills 512 cells, off and on, beside
+  /// llama-bench pp512 at the same setting, alternated per round.
   static func prefill(models: Models, reference: Reference, runs: Int) async throws {
     var ratios = (off: [Double](), on: [Double]())
     var tokens = 0
-    let text = try await LocalThroughput.prompt(of: 512, model: models.off)
+    let text = try await prompt(filling: 512, model: models.off)
     for round in 0..<(2 * runs) {
       var ours = (off: Double.nan, on: Double.nan)
       func library() async throws {
         for flag in [0, 1] {
-          let (rate, prefilled) = try await LocalThroughput.prefill(
+          let (rate, prefilled, _) = try await LocalThroughput.prefill(
             model: models.model(flag), prompt: text, run: round + 100)
           (tokens, ours) = (prefilled, flag == 0 ? (rate, ours.on) : (ours.off, rate))
         }
@@ -230,6 +230,27 @@ enum DepthBenchmark {
     print(
       "prefill pp\(tokens) / llama-bench pp512, \(2 * runs) rounds: off \(summary(ratios.off)), on \(summary(ratios.on)) "
         + "(goal >= 0.95)")
+  }
+
+  /// A prefill prompt whose whole context (the template's system prompt,
+  /// the round's prefix, the text) fills at most `cells` cells, as
+  /// llama-bench's pp512 fills 512 from empty. Why not 512 tokens of text:
+  /// llama.cpp attends over the used cells rounded up to 256, so a prompt a
+  /// few cells past 512 attends over 768, and without flash attention every
+  /// one costs (the fused kernel skips the masked ones). With 540 cells the
+  /// library's prefill read 0.90-0.91 of pp512 -fa 0 and 0.90-0.96 with it
+  /// on; with 512, 0.97-1.03 and 0.98-1.005, alternated in one half hour
+  /// (RESULTS.md §1d).
+  static func prompt(filling cells: Int, model: LocalSystemModel) async throws -> String {
+    var words = cells
+    while words > 0 {
+      let text = try await LocalThroughput.prompt(of: words, model: model)
+      // "run999 ": a prefix at least as long as any round's.
+      let filled = try await LocalThroughput.prefill(model: model, prompt: text, run: 999).cells
+      if filled <= cells - 2 { return text }
+      words -= max(1, filled - cells + 2)
+    }
+    throw BenchmarkError("no prompt fills \(cells) cells or fewer")
   }
 
   /// "median (lowest-highest)" of per-round ratios.

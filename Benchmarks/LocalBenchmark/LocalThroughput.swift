@@ -27,8 +27,9 @@ enum LocalThroughput {
 
   /// Tokens per second of one prefill: the prompt starts with a new word each
   /// run, so only the template's first tokens are reused, and exactly one token
-  /// is generated. Returns the rate and the number of tokens prefilled.
-  static func prefill(model: LocalSystemModel, prompt: String, run: Int) async throws -> (Double, Int) {
+  /// is generated. Returns the rate, the number of tokens prefilled, and
+  /// the cells the whole prompt fills (those reused too).
+  static func prefill(model: LocalSystemModel, prompt: String, run: Int) async throws -> (Double, Int, cells: Int) {
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt("run\(run) " + prompt)]),
       options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 1)),
@@ -38,7 +39,7 @@ enum LocalThroughput {
     let elapsed = (ContinuousClock.now - start).seconds
     let usage = response.usageMetadata
     let prefilled = (usage?.promptTokenCount ?? 0) - (usage?.cachedContentTokenCount ?? 0)
-    return (Double(prefilled) / elapsed, prefilled)
+    return (Double(prefilled) / elapsed, prefilled, usage?.promptTokenCount ?? 0)
   }
 
   /// Generated tokens per second, from the first token to the last.

@@ -67,7 +67,7 @@ do {
     _ = await ComputeLane.run(threads: threads) { raw.decode(tokens: 8) }  // warm-up
     var direct = (prefill: [Double](), decode: [Double]())
     for run in 0..<runs {
-      let (prefill, prefillTokens) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
+      let (prefill, prefillTokens, _) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
       let (decode, decodeTokens) = try await LocalThroughput.decode(model: model, tokens: 128)
       let reference = try LlamaBench.run(
         executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: 1)
