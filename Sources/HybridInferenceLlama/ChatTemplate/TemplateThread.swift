@@ -20,24 +20,29 @@ enum TemplateThread {
   /// Room for `JinjaBudget.Limits.depth` levels of a debug build's frames, with margin.
   static let stackSize = 16 << 20
 
-  /// `body`'s result; `CancellationError` when the task was cancelled meanwhile.
-  static func run<Value: Sendable>(_ body: @escaping @Sendable (JinjaCancellation) throws -> Value) async throws
-    -> Value
-  {
+  /// What a request whose render thread the OS refused fails with.
+  static let refused = "the OS refused a thread for the chat template's render (a thread or memory limit)"
+
+  /// `body`'s result; `CancellationError` when the task was cancelled
+  /// meanwhile; `HybridInferenceError.generationFailed` when the OS refuses
+  /// the thread (`OSThread`: Foundation's `Thread` would never run the body,
+  /// and the request would wait for ever).
+  static func run<Value: Sendable>(
+    stackSize: Int = TemplateThread.stackSize, _ body: @escaping @Sendable (JinjaCancellation) throws -> Value
+  ) async throws -> Value {
     let cancellation = JinjaCancellation()
     let value = try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, Error>) in
-        let thread = Thread {
-          // Named by the thread itself, through /proc: Foundation on Linux
-          // hands `Thread.name` to the OS only once it knows the thread's
-          // handle, which races with the start, and Glibc's
-          // pthread_setname_np is not imported. Linux keeps 15 bytes; this
+        let started = OSThread.start(stackSize: stackSize) {
+          // Named by the thread itself, through /proc (Glibc's
+          // pthread_setname_np is not imported). Linux keeps 15 bytes; this
           // name shows whole in top, gdb and /proc (tests wait on it there).
           try? TemplateThread.name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
           continuation.resume(with: Result { try body(cancellation) })
         }
-        thread.stackSize = stackSize
-        thread.start()
+        if !started {
+          continuation.resume(throwing: HybridInferenceError.generationFailed(refused))
+        }
       }
     } onCancel: {
       cancellation.cancel()

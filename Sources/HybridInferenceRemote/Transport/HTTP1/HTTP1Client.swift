@@ -34,10 +34,14 @@ package final class HTTP1Client: Sendable {
   let redirectPolicy: RedirectPolicy
   private let maximumConnectionsPerHost: Int
   private let pools = Locked([String: HTTP1ConnectionPool]())
+  /// `threadStackBytes`; tests ask for a stack the OS cannot map, to see an
+  /// exchange whose thread is refused end.
+  private let stackBytes: Int
 
-  init(maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy) {
+  init(maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy, stackBytes: Int = threadStackBytes) {
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
     self.redirectPolicy = redirectPolicy
+    self.stackBytes = stackBytes
   }
 
   deinit {
@@ -65,7 +69,8 @@ package final class HTTP1Client: Sendable {
 
   /// Starts `request` on a thread of its own, written first from this
   /// thread when an idle connection can take it (`HTTP1Exchange.sendEarly`);
-  /// see `HTTPTransport.exchange`.
+  /// see `HTTPTransport.exchange`. When the OS refuses the thread, the
+  /// stream ends at once with `resourceUnavailable` (`HTTP1Exchange.abandon`).
   func exchange(
     _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
   ) -> TransportExchange {
@@ -75,10 +80,9 @@ package final class HTTP1Client: Sendable {
       continuation: continuation)
     continuation.onTermination = { _ in exchange.cancel() }
     exchange.sendEarly()
-    let thread = Thread { exchange.run() }
-    thread.stackSize = Self.threadStackBytes
-    thread.name = "HybridInference HTTP"
-    thread.start()
+    if !OSThread.start(stackSize: stackBytes, { exchange.run() }) {
+      exchange.abandon()
+    }
     return TransportExchange(events: events, cancel: { exchange.cancel() })
   }
 }

@@ -22,7 +22,9 @@ import HybridInferenceCore
 /// canceller touches, the cancel flag and the socket it shuts down, is in
 /// `state`, a `Locked`; `connectedSent` and `early` are written by
 /// `sendEarly` on the caller's thread before the exchange thread starts
-/// (starting it orders the two), and by that thread alone after.
+/// (`pthread_create` orders the two), and by that thread alone after; when
+/// the OS refuses the thread, `abandon` reads them on the caller's thread
+/// instead, and no other thread ever does.
 final class HTTP1Exchange: @unchecked Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
@@ -58,6 +60,7 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// 0: the exchange thread's write then fails as on any stale connection,
   /// and the request goes once more on a new one.
   private struct Early {
+    let pool: HTTP1ConnectionPool
     let socket: HTTP1Socket
     let bytes: [UInt8]
     let sent: Int
@@ -117,12 +120,27 @@ final class HTTP1Exchange: @unchecked Sendable {
   func sendEarly() {
     guard let url = request.url, let origin = Origin(url), origin.scheme == "http",
       let bytes = try? HTTP1RequestWriter.bytes(of: request),
-      let socket = client.pool(for: origin).takeIdle()
+      case let pool = client.pool(for: origin), let socket = pool.takeIdle()
     else { return }
     attach(socket)
     connectedSent = true
     continuation.yield(.connected)
-    early = Early(socket: socket, bytes: bytes, sent: socket.writeAvailable(bytes, from: 0) ?? 0)
+    early = Early(pool: pool, socket: socket, bytes: bytes, sent: socket.writeAvailable(bytes, from: 0) ?? 0)
+  }
+
+  /// Ends the exchange whose thread the OS refused, instead of `run()`:
+  /// the idle connection `sendEarly` took is closed and its slot given back
+  /// (a request may be on it), and the stream finishes with
+  /// `resourceUnavailable`. Called on the caller's thread, which owns
+  /// `early` while no exchange thread runs.
+  func abandon() {
+    if let early {
+      self.early = nil
+      _ = detach()
+      early.socket.close()
+      early.pool.release(nil, reusable: false)
+    }
+    finish(transportError(URLError(.resourceUnavailable), url: request.url))
   }
 
   /// The exchange thread's body: each redirect followed in turn, then the
