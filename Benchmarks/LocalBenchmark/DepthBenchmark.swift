@@ -135,7 +135,7 @@ enum DepthBenchmark {
       "depth  tokens  rounds  lib off  bench -fa 0  off ratio (spread)   lib on  bench -fa 1  on ratio (spread)    "
         + ".automatic (-fa \(models.decision.flag)) / faster (spread)")
     print(
-      "(faster: the llama-bench setting with the higher median over the rounds; \"per-round max\": against the "
+      "(faster: the llama-bench setting ahead by the median of the rounds' -fa 1 / -fa 0; \"per-round max\": against the "
         + "higher of each round's two, which noise biases upward)")
     for depth in depths {
       let rounds = depth <= 256 ? 2 * runs : runs

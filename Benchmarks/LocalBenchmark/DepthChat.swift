@@ -71,7 +71,7 @@ enum DepthChat {
         ).ratios)
     }
     print(
-      "chat .automatic / faster (the faster by llama-bench's medians): lowest turn \(format(faster.min() ?? .nan, 3)), "
+      "chat .automatic / faster (the faster by the median of llama-bench's paired -fa 1 / -fa 0): lowest turn \(format(faster.min() ?? .nan, 3)), "
         + "median \(format(median(faster), 3)) (goal: every turn >= 0.95)")
     for (name, perTurn) in [("off", ratios.off), ("on", ratios.on), (".automatic / per-round max", ratios.automatic)] {
       let medians = perTurn.map(median)
