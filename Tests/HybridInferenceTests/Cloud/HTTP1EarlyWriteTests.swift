@@ -26,10 +26,7 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     let request = URLRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/")))
     // The first request opens the connection (on its exchange thread).
     let opening = transport.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
-    async let first = Self.drain(opening)
-    try server.accept()
-    try server.answerOneRequest()
-    let firstBody = try await first
+    let firstBody = try await Self.answered(opening, onANewConnectionOf: server)
     XCTAssertEqual(firstBody, Data("ok".utf8))
     for attempt in 0..<20 {
       let exchange = transport.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
@@ -55,10 +52,7 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     let client = HTTP1Client(maximumConnectionsPerHost: 4, redirectPolicy: .never)
     let request = URLRequest(url: url)
     let opening = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
-    async let first = Self.drain(opening)
-    try server.accept()
-    try server.answerOneRequest()
-    let firstBody = try await first
+    let firstBody = try await Self.answered(opening, onANewConnectionOf: server)
     XCTAssertEqual(firstBody, Data("ok".utf8))
     // The connection is idle in the pool: take it, shut our sending side, give it back.
     let pool = client.pool(for: try XCTUnwrap(Origin(url)))
@@ -69,13 +63,20 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     pool.release(idle, reusable: true)
 
     let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
-    async let second = Self.drain(exchange)
-    try server.accept()
-    try server.answerOneRequest()
-    let secondBody = try await second
+    let secondBody = try await Self.answered(exchange, onANewConnectionOf: server)
     XCTAssertEqual(secondBody, Data("ok".utf8), "answered on a new connection")
     XCTAssertEqual(server.requests, 2)
     XCTAssertEqual(server.connections, 2)
+  }
+
+  /// `exchange`'s body, once `server` has accepted its connection and answered it.
+  private static func answered(
+    _ exchange: TransportExchange, onANewConnectionOf server: OneConnectionServer
+  ) async throws -> Data {
+    async let body = drain(exchange)
+    try server.accept()
+    try server.answerOneRequest()
+    return try await body
   }
 
   private static func drain(_ exchange: TransportExchange) async throws -> Data {
