@@ -28,7 +28,10 @@ enum DepthChat {
         var ours = [Double.nan, .nan]
         // `.automatic`'s setting first: it is the goal's figure, and it then
         // follows llama-bench's run of the same setting by a second or less.
-        let order = [models.decision.flag, 1 - models.decision.flag]
+        // HI_CHAT_SETTING=0 or 1: that setting's sessions alone (a diagnosis:
+        // whether the two contexts, used in turn, slow each other).
+        let only = ProcessInfo.processInfo.environment["HI_CHAT_SETTING"].flatMap(Int.init)
+        let order = only.map { [$0] } ?? [models.decision.flag, 1 - models.decision.flag]
         func library() async throws {
           for flag in order {
             let sample = try await DepthBenchmark.streamed(
@@ -43,7 +46,7 @@ enum DepthChat {
         // moves by the minute on these shared cores).
         let oursFirst = repetition == 0 || depths[turn] == 0
         if oursFirst { try await library() }
-        let bench = try reference.decode(depth: depths[turn], generate: 64, last: models.decision.flag)
+        let bench = try reference.decode(depth: depths[turn], generate: 64, last: only ?? models.decision.flag)
         if !oursFirst { try await library() }
         ratios.off[turn].append(ours[0] / bench.off)
         ratios.on[turn].append(ours[1] / bench.on)
