@@ -123,7 +123,7 @@ enum DepthBenchmark {
         + "streamed, 128 tokens per decode")
     let parts = ProcessInfo.processInfo.environment["HI_DEPTH_PARTS"] ?? "table,chat,prefill"
     if parts.contains("table") { try await table(models: try await fresh(), reference: reference, runs: runs) }
-    if parts.contains("chat") { try await DepthChat.run(models: try await fresh(), reference: reference, runs: runs) }
+    if parts.contains("chat") { try await DepthChat.run(fresh: fresh, reference: reference, runs: runs) }
     if parts.contains("prefill") { try await prefill(models: try await fresh(), reference: reference, runs: runs) }
   }
 

@@ -9,7 +9,14 @@ import HybridInferenceLlama
 /// The chat runs `runs` times over (new sessions, the same turns), and each
 /// turn's ratio is the median over those repetitions.
 enum DepthChat {
-  static func run(models: DepthBenchmark.Models, reference: DepthBenchmark.Reference, runs: Int) async throws {
+  /// `fresh` makes the model values; with HI_CHAT_FRESH=1 every repetition
+  /// gets new ones (a diagnosis: a context grown by one conversation stays
+  /// that size for the next, and without flash attention its size costs).
+  static func run(
+    fresh: () async throws -> DepthBenchmark.Models, reference: DepthBenchmark.Reference, runs: Int
+  ) async throws {
+    var models = try await fresh()
+    let renew = ProcessInfo.processInfo.environment["HI_CHAT_FRESH"] == "1"
     let filler = try await LocalThroughput.prompt(of: 100, model: models.off)
     var ratios = (
       off: [[Double]](repeating: [], count: 10), on: [[Double]](repeating: [], count: 10),
@@ -22,6 +29,7 @@ enum DepthChat {
       benchOn: [[Double]](repeating: [], count: 10)
     )
     for repetition in 0..<runs {
+      if renew, repetition > 0 { models = try await fresh() }
       let sessions = [models.off, models.on].map { GenerativeModelSession(model: $0, logHandler: .silent) }
       for turn in 0..<10 {
         let text = "Turn \(turn + 1). \(filler)\nTell me more about the Roman Empire."
