@@ -17,6 +17,12 @@ enum DepthChat {
   ) async throws {
     var models = try await fresh()
     let renew = ProcessInfo.processInfo.environment["HI_CHAT_FRESH"] == "1"
+    // `.automatic`'s setting first: it is the goal's figure, and it then
+    // follows llama-bench's run of the same setting by a second or less.
+    // HI_CHAT_SETTING=0 or 1: that setting's sessions alone (a diagnosis:
+    // whether the two contexts, used in turn, slow each other).
+    let only = ProcessInfo.processInfo.environment["HI_CHAT_SETTING"].flatMap(Int.init)
+    let order = only.map { [$0] } ?? [models.decision.flag, 1 - models.decision.flag]
     let filler = try await LocalThroughput.prompt(of: 100, model: models.off)
     var ratios = (
       off: [[Double]](repeating: [], count: 10), on: [[Double]](repeating: [], count: 10),
@@ -34,12 +40,6 @@ enum DepthChat {
       for turn in 0..<10 {
         let text = "Turn \(turn + 1). \(filler)\nTell me more about the Roman Empire."
         var ours = [Double.nan, .nan]
-        // `.automatic`'s setting first: it is the goal's figure, and it then
-        // follows llama-bench's run of the same setting by a second or less.
-        // HI_CHAT_SETTING=0 or 1: that setting's sessions alone (a diagnosis:
-        // whether the two contexts, used in turn, slow each other).
-        let only = ProcessInfo.processInfo.environment["HI_CHAT_SETTING"].flatMap(Int.init)
-        let order = only.map { [$0] } ?? [models.decision.flag, 1 - models.decision.flag]
         func library() async throws {
           for flag in order {
             let sample = try await DepthBenchmark.streamed(
