@@ -27,8 +27,8 @@ enum DecodeProbe {
     let bench = try RawLlama(
       path: modelPath,
       setup: .init(contextSize: measured + 128, batchSize: 512, threads: threads, flashAttention: flashAttention))
-    _ = await ComputeLane.run(threads: threads) { library.decode(tokens: 8) }
-    _ = await ComputeLane.run(threads: threads) { bench.decode(tokens: 8) }
+    _ = try await ComputeLane.run(threads: threads) { library.decode(tokens: 8) }
+    _ = try await ComputeLane.run(threads: threads) { bench.decode(tokens: 8) }
     let names = ["library stream", "C API, library's context, greedy", "C API, llama-bench's context", "llama-bench"]
     var figures = Array(repeating: [Double](), count: names.count)
     for round in 0..<runs {
@@ -40,8 +40,10 @@ enum DecodeProbe {
           let prompt = try await DepthBenchmark.prompt(depth: depth, model: model, run: round + 1)
           rate = try await DepthBenchmark.streamed(prompt, model: model, tokens: 128).rate
         case 1:
-          rate = await ComputeLane.run(threads: threads) { library.decode(tokens: 128, depth: measured, sampled: true) }
-        case 2: rate = await ComputeLane.run(threads: threads) { bench.decode(tokens: 128, depth: measured) }
+          rate = try await ComputeLane.run(threads: threads) {
+            library.decode(tokens: 128, depth: measured, sampled: true)
+          }
+        case 2: rate = try await ComputeLane.run(threads: threads) { bench.decode(tokens: 128, depth: measured) }
         default:
           rate = try LlamaBench.run(
             executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, repetitions: 1, prompt: 0,
@@ -104,14 +106,14 @@ extension DecodeProbe {
     if let only { setups = [setups[only]] }
     llama_log_set({ _, _, _ in }, nil)  // no library here to route llama.cpp's log
     let raws = try setups.map { try RawLlama(path: modelPath, setup: $0.1) }
-    for raw in raws { await ComputeLane.run(threads: threads) { raw.fill(depth: depth) } }
+    for raw in raws { try await ComputeLane.run(threads: threads) { raw.fill(depth: depth) } }
     var figures = Array(repeating: [Double](), count: raws.count)
     for round in 0..<runs {
       for offset in 0..<raws.count {
         let which = (round + offset) % raws.count
         let (raw, sampled) = (raws[which], setups[which].2)
         figures[which].append(
-          await ComputeLane.run(threads: threads) { raw.decodeAtDepth(tokens: tokens, sampled: sampled) })
+          try await ComputeLane.run(threads: threads) { raw.decodeAtDepth(tokens: tokens, sampled: sampled) })
       }
     }
     print(

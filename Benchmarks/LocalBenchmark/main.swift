@@ -64,7 +64,7 @@ do {
     var generated = 0
     var (coldTurns, warmTurns) = ([Double](), [Double]())
     let raw = try RawLlama(path: path, contextSize: 768, batchSize: batch, threads: threads)
-    _ = await ComputeLane.run(threads: threads) { raw.decode(tokens: 8) }  // warm-up
+    _ = try await ComputeLane.run(threads: threads) { raw.decode(tokens: 8) }  // warm-up
     var direct = (prefill: [Double](), decode: [Double]())
     for run in 0..<runs {
       let (prefill, prefillTokens, _) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
@@ -73,8 +73,8 @@ do {
         executable: arguments[3], model: path, threads: threads, batchSize: batch, repetitions: 1)
       ours.prefill.append(prefill)
       ours.decode.append(decode)
-      direct.prefill.append(await ComputeLane.run(threads: threads) { raw.prefill(tokens: 512) })
-      direct.decode.append(await ComputeLane.run(threads: threads) { raw.decode(tokens: 128) })
+      direct.prefill.append(try await ComputeLane.run(threads: threads) { raw.prefill(tokens: 512) })
+      direct.decode.append(try await ComputeLane.run(threads: threads) { raw.decode(tokens: 128) })
       theirs.prefill.append(reference.prefillTokensPerSecond)
       theirs.decode.append(reference.decodeTokensPerSecond)
       let cold = LocalSystemModel(modelPath: path, contextSize: 768, threads: threads, batchSize: batch)

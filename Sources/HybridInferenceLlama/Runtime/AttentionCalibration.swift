@@ -75,6 +75,10 @@ enum AttentionCalibration {
     /// True for the fused kernel; nil for a tie or a failed measurement (the caller's fallback decides).
     var flash: Bool?
     var reason: String
+    /// True when nothing was measured for a reason of the moment (the OS
+    /// refused a compute thread): such a verdict is neither remembered nor
+    /// stored, so the next load measures.
+    var isTransient = false
   }
 
   /// Deeper steps weigh more: 1 at depth 0, 2 at 256, 5 at 1,024.

@@ -38,7 +38,7 @@ package enum AttentionCalibrationProbe {
     let evict =
       evicting ? AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer))) : 0
     let start = ContinuousClock.now
-    let measured = await ComputeLane.run(threads: threads) {
+    let measured = try await ComputeLane.run(threads: threads) {
       wholeSteps
         ? AttentionStepCalibration.measure(model: model, shape: shape, depths: depths, threads: threads, batchSize: 512)
         : AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)

@@ -97,6 +97,10 @@ final class AttentionCalibrationStore: Sendable {
       return made
     }
     let verdict = await task.value
+    if verdict.isTransient {
+      memory.withLock { _ = $0.measured.removeValue(forKey: key) }
+      return verdict
+    }
     if let directory, let place {
       Self.store(verdict, key: key, directory: directory)
       memory.withLock { $0.settled[place] = verdict }

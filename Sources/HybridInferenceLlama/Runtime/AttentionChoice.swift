@@ -90,7 +90,7 @@ enum AttentionChoice {
     let key = AttentionCalibrationStore.Key(model: model.fingerprint, shape: shape, threads: threads, depths: depths)
     return await AttentionCalibrationStore.shared.verdict(for: key, directory: directory) {
       // Timed on the lane: the cost is the calibration's, not the wait for the cores.
-      let (measured, stepFailure, elapsed) = await ComputeLane.run(threads: threads) {
+      let ran = try? await ComputeLane.run(threads: threads) {
         () -> (Result<AttentionCalibration.Timings, AttentionCalibration.Failure>, String?, Duration) in
         let start = ContinuousClock.now
         let steps = AttentionStepCalibration.measure(
@@ -100,6 +100,9 @@ enum AttentionChoice {
         let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))
         let graph = AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
         return (graph, failure.reason, ContinuousClock.now - start)
+      }
+      guard let (measured, stepFailure, elapsed) = ran else {
+        return AttentionCalibration.Verdict(flash: nil, reason: "failed (\(LlamaThread.refused))", isTransient: true)
       }
       let cost = elapsed.components
       let milliseconds = cost.seconds * 1000 + cost.attoseconds / 1_000_000_000_000_000

@@ -27,15 +27,23 @@ final class ComputeLanes: Sendable {
   }
 
   private let lanes = Locked<[Lane]>([])
+  /// A new lane's stack: `LlamaThread.stackSize`; tests ask for one the OS
+  /// cannot map, to see work whose lane is refused end.
+  private let stackSize: Int
 
-  /// The first idle lane, or a new one when all are busy.
-  func lease() -> LlamaThread {
+  init(stackSize: Int = LlamaThread.stackSize) {
+    self.stackSize = stackSize
+  }
+
+  /// The first idle lane, or a new one when all are busy; nil when a new one
+  /// is needed and the OS refuses its thread.
+  func lease() -> LlamaThread? {
     lanes.withLock { lanes in
       if let index = lanes.firstIndex(where: { !$0.busy }) {
         lanes[index].busy = true
         return lanes[index].thread
       }
-      let thread = LlamaThread(name: "HybridInference.llama.\(lanes.count)")
+      guard let thread = LlamaThread(name: "hi.llama.\(lanes.count)", stackSize: stackSize) else { return nil }
       lanes.append(Lane(thread: thread, busy: true))
       return thread
     }
@@ -70,17 +78,28 @@ package enum ComputeLane {
   /// free, and returns its result. A cancelled caller still waits its turn:
   /// the work runs either way, and running it out of turn is what makes a
   /// second team.
-  package static func run<Value: Sendable>(threads: Int, _ body: @escaping @Sendable () -> Value) async -> Value {
+  /// - Throws: `HybridInferenceError.generationFailed` when a new lane was
+  ///   needed and the OS refused its thread; `body` has not run then.
+  package static func run<Value: Sendable>(
+    threads: Int, _ body: @escaping @Sendable () -> Value
+  ) async throws(HybridInferenceError) -> Value {
+    try await run(threads: threads, on: .shared, body)
+  }
+
+  /// `run(threads:_:)` on `lanes` (tests give lanes whose threads the OS refuses).
+  static func run<Value: Sendable>(
+    threads: Int, on lanes: ComputeLanes, _ body: @escaping @Sendable () -> Value
+  ) async throws(HybridInferenceError) -> Value {
     let budget = ComputeBudget.shared
     let cores = await Task.detached { (try? await budget.acquire(threads: threads)) ?? 0 }.value
     defer { budget.release(cores) }
-    let lane = ComputeLanes.shared.lease()
+    guard let lane = lanes.lease() else { throw .generationFailed(LlamaThread.refused) }
     let value = await withCheckedContinuation { continuation in
       lane.async { continuation.resume(returning: body()) }
     }
     // Given back before the cores, as a scheduler does, so whoever the
     // cores go to next finds this lane idle.
-    ComputeLanes.shared.giveBack(lane)
+    lanes.giveBack(lane)
     return value
   }
 }

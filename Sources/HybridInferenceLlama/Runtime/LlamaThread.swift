@@ -35,13 +35,26 @@ final class LlamaThread: Sendable {
 
   private let inbox = Inbox()
 
-  init(name: String) {
+  /// The stack of a lane: glibc's default for a new thread (8 MiB), which
+  /// Foundation's `Thread` gave the lanes before; llama.cpp's graph code runs
+  /// on it.
+  static let stackSize = 8 << 20
+
+  /// What a request whose lane the OS refused fails with.
+  static let refused = "the OS refused a thread for llama.cpp's compute (a thread or memory limit)"
+
+  /// Starts the thread; nil when the OS refuses it (`OSThread`: Foundation's
+  /// `Thread` would never run the loop, and every job posted to it would
+  /// wait for ever). `name` is cut to the 15 bytes Linux keeps.
+  init?(name: String, stackSize: Int = LlamaThread.stackSize) {
     let inbox = self.inbox
-    let thread = Thread {
+    let comm = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+    let started = OSThread.start(stackSize: stackSize) {
+      // Named by the thread itself, through /proc, as `TemplateThread` does.
+      try? comm.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
       while case .run(let job) = inbox.next() { job() }
     }
-    thread.name = name
-    thread.start()
+    guard started else { return nil }
   }
 
   deinit {

@@ -74,14 +74,22 @@ final class CloudConnectionLimitTests: CloudTestCase {
 }
 
 /// Client sockets in ESTABLISHED state whose remote port is `port`
-/// (/proc/net/tcp and tcp6), this process's and any other's.
+/// (/proc/net/tcp and tcp6), this process's and any other's, each counted
+/// once by its local address and port.
+///
+/// Why distinct: the kernel writes the table a page per `read`, and walks
+/// it again from a position between reads, so a table that changes
+/// meanwhile (a whole suite's connections in TIME_WAIT make it many pages)
+/// can list a socket twice. Counting lines once read 15 connections where 8
+/// were open, in one full run of the suite.
 private func establishedConnections(toPort port: Int) -> Int {
   let tables = ["/proc/net/tcp", "/proc/net/tcp6"].map(readWhole)
   let remote = String(format: ":%04X", port)
-  return tables.flatMap { $0.split(separator: "\n").dropFirst() }.filter { line in
+  let locals = tables.flatMap { $0.split(separator: "\n").dropFirst() }.compactMap { line -> Substring? in
     let fields = line.split(separator: " ")
-    return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01"
-  }.count
+    return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01" ? fields[1] : nil
+  }
+  return Set(locals).count
 }
 
 /// A /proc file whole: its size reads as 0, so it is read until EOF rather

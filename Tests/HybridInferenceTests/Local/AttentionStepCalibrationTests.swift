@@ -87,7 +87,7 @@ final class AttentionStepCalibrationTests: XCTestCase {
   func testARepeatedState_loadsIntoLlamaCpp_atTheDepth_bothWays() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 1024).loadedModel(progress: nil)
     for flash in [LLAMA_FLASH_ATTN_TYPE_DISABLED, LLAMA_FLASH_ATTN_TYPE_ENABLED] {
-      let outcome = await ComputeLane.run(threads: 2) { () -> String? in
+      let outcome = try await ComputeLane.run(threads: 2) { () -> String? in
         var params = llama_context_default_params()
         (params.n_ctx, params.n_batch, params.n_ubatch, params.n_seq_max) = (512, 8, 8, 1)
         params.flash_attn_type = flash
@@ -143,7 +143,7 @@ final class AttentionStepCalibrationTests: XCTestCase {
   func testASlowStepOrAHugeCache_isNotTimed_andSaysWhy() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
     let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
-    let slow = await ComputeLane.run(threads: 2) {
+    let slow = try await ComputeLane.run(threads: 2) {
       AttentionStepCalibration.measure(
         model: loaded, shape: shape, depths: [0, 256], threads: 2, batchSize: 512, slowestStep: 0)
     }

@@ -40,8 +40,8 @@ final class ComputeLanesTests: XCTestCase {
   /// second one, with an OpenMP team of its own (decode at 0.7x after it).
   func testPrepare_leasesNoComputeLane() async throws {
     // Every lane busy: a lease now would make a new one.
-    var held = [ComputeLanes.shared.lease()]
-    while ComputeLanes.shared.count > held.count { held.append(ComputeLanes.shared.lease()) }
+    var held = [try XCTUnwrap(ComputeLanes.shared.lease())]
+    while ComputeLanes.shared.count > held.count { held.append(try XCTUnwrap(ComputeLanes.shared.lease())) }
     defer { held.forEach(ComputeLanes.shared.giveBack) }
     let lanes = ComputeLanes.shared.count
     let model = LocalSystemModel(
@@ -58,12 +58,12 @@ final class ComputeLanesTests: XCTestCase {
     let budget = ComputeBudget.shared
     let cores = try await budget.acquire(threads: budget.cores)
     let ran = Locked(false)
-    let work = Task { await ComputeLane.run(threads: 2) { ran.withLock { $0 = true } } }
+    let work = Task { try await ComputeLane.run(threads: 2) { ran.withLock { $0 = true } } }
     try await Task.sleep(for: .milliseconds(200))
     XCTAssertFalse(ran.withLock { $0 }, "ran while every core was taken")
     XCTAssertEqual(budget.waitingCount, 1)
     budget.release(cores)
-    await work.value
+    try await work.value
     XCTAssertTrue(ran.withLock { $0 })
     XCTAssertEqual(budget.freeCores, budget.cores)
   }
@@ -74,12 +74,12 @@ final class ComputeLanesTests: XCTestCase {
     let budget = ComputeBudget.shared
     let cores = try await budget.acquire(threads: budget.cores)
     let ran = Locked(false)
-    let work = Task { await ComputeLane.run(threads: 2) { ran.withLock { $0 = true } } }
+    let work = Task { try await ComputeLane.run(threads: 2) { ran.withLock { $0 = true } } }
     work.cancel()
     try await Task.sleep(for: .milliseconds(200))
     XCTAssertFalse(ran.withLock { $0 }, "a cancelled caller ran while every core was taken")
     budget.release(cores)
-    await work.value
+    try await work.value
     XCTAssertTrue(ran.withLock { $0 })
     XCTAssertEqual(budget.freeCores, budget.cores)
   }

@@ -19,7 +19,7 @@ final class FlashAttentionHostileShapeTests: XCTestCase {
           AttentionCalibrationGraph.Shape(
             layers: layers, heads: heads, kvHeads: kvHeads, headSize: head, kvType: GGML_TYPE_F16),
           "\(layers) \(heads) \(kvHeads) \(head)")
-        let result = await ComputeLane.run(threads: 2) {
+        let result = try await ComputeLane.run(threads: 2) {
           AttentionCalibrationGraph.measure(shape: shape, depths: [0, 511], threads: 2)
         }
         if case .success(let timings) = result {

@@ -217,7 +217,7 @@ final class FlashAttentionTests: XCTestCase {
         layers: Int(llama_model_n_layer(loaded.pointer)), heads: Int(llama_model_n_head(loaded.pointer)),
         kvHeads: Int(llama_model_n_head_kv(loaded.pointer)), headSize: loaded.attentionHeadSize ?? 0,
         kvType: GGML_TYPE_F16))
-    let result = await ComputeLane.run(threads: 2) {
+    let result = try await ComputeLane.run(threads: 2) {
       AttentionCalibrationGraph.measure(shape: shape, depths: [0, 256, 1024], threads: 2)
     }
     let timings = try result.get()

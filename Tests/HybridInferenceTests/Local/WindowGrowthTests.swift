@@ -99,6 +99,35 @@ final class WindowGrowthTests: XCTestCase {
     }
   }
 
+  /// A long conversation grows the context; its own next turn keeps the
+  /// cells, but a new short conversation on the same model value makes the
+  /// context small again (`shrinkWindow`), moving what it keeps (the shared
+  /// instructions) across, and answers as a model value that never grew.
+  func testANewShortConversation_afterALongOne_shrinksTheContext_andAnswersAsNeverGrown() async throws {
+    for flash in [FlashAttention.off, .on] {
+      let reused = try model(contextSize: 2048, flash: flash)
+      let long = GenerativeModelSession(model: reused, instructions: "Be brief.", logHandler: .silent)
+      let opening = try await long.respond(to: String(repeating: "full ", count: 200), options: greedy(8))
+      XCTAssertGreaterThan(opening.rawResponse.usageMetadata?.promptTokenCount ?? 0, 700, "the test needs a long turn")
+      let grown = try XCTUnwrap(reused.batchedContext?.cellsPerSequence)
+      XCTAssertGreaterThanOrEqual(grown, 1024, "flash \(flash): grown by the long turn")
+      _ = try await long.respond(to: "And?", options: greedy(8))
+      XCTAssertEqual(reused.batchedContext?.cellsPerSequence, grown, "flash \(flash): its own next turn keeps them")
+
+      let short = try await GenerativeModelSession(model: reused, instructions: "Be brief.", logHandler: .silent)
+        .respond(to: "Tell me about harbours.", options: greedy(40))
+      XCTAssertEqual(reused.batchedContext?.cellsPerSequence, 512, "flash \(flash): made small again")
+      XCTAssertGreaterThan(
+        short.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0, 0,
+        "flash \(flash): the shared instructions moved across")
+      let fresh = try await GenerativeModelSession(
+        model: try model(contextSize: 2048, flash: flash), instructions: "Be brief.", logHandler: .silent
+      ).respond(to: "Tell me about harbours.", options: greedy(40))
+      XCTAssertFalse(short.content.isEmpty)
+      XCTAssertEqual(short.content, fresh.content, "flash \(flash): as a model value that never grew")
+    }
+  }
+
   func testTheCellsToHoldATurn_areRoundedWithHeadroom_andCappedByTheWindow() {
     XCTAssertEqual(BatchedContext.cells(toHold: 1, window: 4096), 256)
     XCTAssertEqual(BatchedContext.cells(toHold: 420, window: 4096), 768)

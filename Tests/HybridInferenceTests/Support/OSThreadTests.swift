@@ -1,3 +1,4 @@
+import CLlama
 import Foundation
 import XCTest
 
@@ -14,6 +15,7 @@ import XCTest
 /// `pthread_create`'s failure: the body never ran, and an HTTP exchange's
 /// stream or a template render's continuation waited for ever. The refusal
 /// here is real: a stack larger than the address space cannot be mapped.
+/// The compute lanes (`LlamaThread`) start the same way.
 final class OSThreadTests: XCTestCase {
   /// 128 TiB: past x86-64's and arm64's 47-48-bit user address space.
   private static let unmappable = 1 << 47
@@ -63,6 +65,53 @@ final class OSThreadTests: XCTestCase {
       }
     }
     XCTAssertEqual(outcome, TemplateThread.refused)
+  }
+
+  func testComputeWhoseLaneIsRefused_failsTyped_andRunsNothing() async throws {
+    let lanes = ComputeLanes(stackSize: Self.unmappable)
+    let ran = Locked(false)
+    let outcome = try await Self.within(.seconds(10)) {
+      do {
+        try await ComputeLane.run(threads: 1, on: lanes) { ran.withLock { $0 = true } }
+        return "ran"
+      } catch {
+        return "\(error)"
+      }
+    }
+    XCTAssertEqual(outcome, "\(HybridInferenceError.generationFailed(LlamaThread.refused))")
+    XCTAssertFalse(ran.withLock { $0 })
+    XCTAssertEqual(lanes.count, 0, "no lane was kept for a thread that never ran")
+    XCTAssertEqual(ComputeBudget.shared.freeCores, ComputeBudget.shared.cores, "the cores were given back")
+  }
+
+  /// A scheduler whose lane is refused fails the turn it was started for,
+  /// and the next submission tries again (and fails again) instead of
+  /// queueing behind a scheduler that never ran.
+  func testAGenerationWhoseLaneIsRefused_failsTyped_andTheNextOneToo() async throws {
+    let model = try await LocalTestModels.tiny().loadedModel(progress: nil)
+    let decision = AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "off (test)")
+    let context = BatchedContext(
+      model: model,
+      settings: .init(contextSize: 512, batchSize: 64, threads: 1, sequences: 1, flashAttention: decision),
+      lanes: ComputeLanes(stackSize: Self.unmappable))
+    final class Owner: Sendable {}
+    let owner = Owner()
+    let request = GenerationRequest(
+      prompt: [1, 2, 3], shareableTokens: 0, owner: ObjectIdentifier(owner), maximumResponseTokens: 4,
+      sampler: { throw CancellationError() }, onText: { _ in })
+    for attempt in 1...2 {
+      let outcome = try await Self.within(.seconds(10)) {
+        do {
+          _ = try await context.submit(request)
+          return "answered"
+        } catch {
+          return "\(error)"
+        }
+      }
+      XCTAssertEqual(outcome, "\(HybridInferenceError.generationFailed(LlamaThread.refused))", "attempt \(attempt)")
+      XCTAssertTrue(context.isIdle, "attempt \(attempt): no scheduler is marked running")
+    }
+    withExtendedLifetime(owner) {}
   }
 
   /// `body`'s result, or a failure once `limit` passes: the work runs in a

@@ -107,6 +107,12 @@ extension BatchedContext {
     }
     if growWindow(toHold: prompt.count + reserve) { (context, memory) = try current() }
     turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
+    // After the prefix is kept (a new conversation keeps little of a long
+    // one's cells); kept again after, since cells that did not move are gone.
+    if shrinkWindow(toHold: prompt.count + reserve) {
+      (context, memory) = try current()
+      turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
+    }
     turn.unDecoded = prompt[turn.reusedTokens...]
     loadSavedPrefix(turn, context: context, memory: memory)
     turn.sampler = try turn.request.sampler()
@@ -263,9 +269,11 @@ extension BatchedContext {
     continuation?.resume(with: result)
   }
 
-  /// The context could not be made: every running and queued turn gets the
-  /// error, and the running ones give their sequences back.
-  private func failEverything(_ error: any Error) {
+  /// The context could not be made, or no lane could run the scheduler:
+  /// every running and queued turn gets the error, and the running ones give
+  /// their sequences back. Called by the scheduler, or in its place when it
+  /// never ran (`running` still keeps a second one from starting).
+  func failEverything(_ error: any Error) {
     for turn in active { finish(turn, .failure(error)) }
     let queued = state.withLock { state in
       defer {

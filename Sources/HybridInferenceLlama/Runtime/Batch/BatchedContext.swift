@@ -12,8 +12,8 @@ import HybridInferenceJinja
 /// 2-core Xeon with a Q4_1 model), while four contexts were four OpenMP teams
 /// taking turns on the same cores (four sessions at 0.99× the tokens/s of
 /// one). The KV cache holds up to `contextSize` cells for each sequence,
-/// starting with 512 and made again larger as conversations need
-/// (`WindowGrowth`). A context starts with one sequence, so a model that
+/// starting with 512 and made again larger as conversations need, smaller
+/// when a new, short one starts (`WindowGrowth`). A context starts with one sequence, so a model that
 /// answers one session at a time costs one window of KV cache at most, and
 /// is made again with `sequences` of them the first time more turns wait
 /// than sequences are idle (`ContextGrowth`).
@@ -60,6 +60,9 @@ final class BatchedContext: @unchecked Sendable {
   let promptCache: PromptCache?
   /// What a saved state must have been made with to load here.
   let cacheKey: PromptCacheKey?
+  /// Where the scheduler runs: `ComputeLanes.shared`, or lanes whose
+  /// threads the OS refuses, in tests.
+  let lanes: ComputeLanes
   /// The tag of this context's sequence states (`SequenceStateLayout`),
   /// read when a context is made; behind a lock because `prepare()` may make
   /// the context on another thread than the scheduler's.
@@ -71,7 +74,8 @@ final class BatchedContext: @unchecked Sendable {
   /// True once growing failed (no memory): the context stays as it is.
   var growthFailed = false
   /// Cells of KV cache each sequence has now: from `initialCells` up to the
-  /// window, grown as conversations need (`WindowGrowth`). Under `creation`,
+  /// window, grown as conversations need and shrunk when a short one starts
+  /// (`WindowGrowth`). Under `creation`,
   /// like `pointer`: `makeContext` reads it for `prepare()` on another thread.
   var cells: Int
   /// True once growing the window failed (no memory): it stays as it is.
@@ -88,13 +92,14 @@ final class BatchedContext: @unchecked Sendable {
   /// Steps since the scheduler started, for pacing text deliveries.
   var deliveryClock = 0
 
-  init(model: LlamaModel, settings: Settings, promptCache: PromptCache? = nil) {
+  init(model: LlamaModel, settings: Settings, promptCache: PromptCache? = nil, lanes: ComputeLanes = .shared) {
     var settings = settings
     // Room for every sequence's next token in one step.
     settings.batchSize = max(settings.batchSize, settings.sequences)
     self.model = model
     self.settings = settings
     self.promptCache = promptCache
+    self.lanes = lanes
     self.cacheKey = promptCache.map { _ in
       PromptCacheKey(model: model.fingerprint, flashAttention: settings.flashAttention.type)
     }
@@ -147,8 +152,17 @@ final class BatchedContext: @unchecked Sendable {
   /// strand the turns queued behind it.
   private func startScheduler() {
     let threads = settings.threads
+    let lanes = self.lanes
     // The budget's cores, then a lane, given back in that order (`ComputeLane`).
-    Task.detached { await ComputeLane.run(threads: threads) { self.runScheduler() } }
+    Task.detached {
+      do {
+        try await ComputeLane.run(threads: threads, on: lanes) { self.runScheduler() }
+      } catch {
+        // No lane, so no scheduler ran: the queued turns fail, and the next
+        // submission starts one again.
+        self.failEverything(error)
+      }
+    }
   }
 
   /// A session has ended: its sequences belong to nobody now.

@@ -21,6 +21,9 @@ import HybridInferenceCore
 /// sequence whose state does not load is decoded again (an active turn) or
 /// dropped (an idle one), as `ContextGrowth` does.
 ///
+/// When a new, shorter conversation starts on a context no other turn is
+/// using, the context is made smaller again the same way (`shrinkWindow`).
+///
 /// The swap holds `creation` from the old context's free to the new one's
 /// store, as `ContextGrowth` does, and for the same reason.
 extension BatchedContext {
@@ -45,40 +48,70 @@ extension BatchedContext {
     let window = Self.window(of: settings)
     return creation.withLock { () -> Bool in
       let target = Self.cells(toHold: tokens, window: window)
-      guard let old = pointer, target > cells, !windowGrowthFailed else { return false }
-      // Copied out first; the old context goes before the new one is made,
-      // so peak memory is the new one and the states' used cells.
-      let states = caches.map { cache -> [UInt8]? in
-        guard !cache.tokens.isEmpty else { return nil }
-        let size = llama_state_seq_get_size(old, cache.id)
-        var bytes = [UInt8](repeating: 0, count: size)
-        guard size > 0, llama_state_seq_get_data(old, &bytes, size, cache.id) == size else { return nil }
-        return bytes
-      }
-      llama_free(old)
-      pointer = nil
-      let previous = cells
-      cells = target
-      do {
-        pointer = try makeContext(sequences: caches.count)
-      } catch {
-        windowGrowthFailed = true
-        cells = previous
-        pointer = try? makeContext(sequences: caches.count)  // nil: the scheduler fails its turns
-      }
-      for (index, state) in states.enumerated() {
-        if let state, let pointer,
-          llama_state_seq_set_data(pointer, state, state.count, caches[index].id) == state.count
-        {
-          continue
-        }
-        for turn in active where turn.sequence == index {
-          turn.unDecoded = ArraySlice(caches[index].tokens) + turn.unDecoded
-        }
-        caches[index] = SequenceCache(id: caches[index].id)
-      }
-      return true
+      guard target > cells, !windowGrowthFailed else { return false }
+      return remake(cells: target)
     }
+  }
+
+  /// Makes the context again with fewer cells when a turn starts on an
+  /// otherwise idle context and everything it holds, with `tokens` for the
+  /// turn, fits in half of them or less. Returns true when it made it again.
+  ///
+  /// Why: a context grown by one long conversation would otherwise decode
+  /// every later, shorter one in the long one's cells, and without flash
+  /// attention every V row is as long as the context (`local-benchmark
+  /// probe-c`: 2,048 cells decode 1,196 tokens at 0.976 of a context sized
+  /// to them). Half, so that a conversation growing again by a turn does not
+  /// make the context again at once; at least `initialCells`, where every
+  /// context starts.
+  func shrinkWindow(toHold tokens: Int) -> Bool {
+    guard active.count == 1 else { return false }
+    let held = caches.map(\.tokens.count).max() ?? 0
+    let window = Self.window(of: settings)
+    return creation.withLock { () -> Bool in
+      let target = max(min(window, Self.initialCells), Self.cells(toHold: max(tokens, held), window: window))
+      guard target <= cells / 2 else { return false }
+      return remake(cells: target)
+    }
+  }
+
+  /// Makes the context again with `target` cells per sequence, every
+  /// sequence's cells moved across; called under `creation`. Returns false
+  /// when there was no context to remake.
+  private func remake(cells target: Int) -> Bool {
+    guard let old = pointer else { return false }
+    // Copied out first; the old context goes before the new one is made,
+    // so peak memory is the new one and the states' used cells.
+    let states = caches.map { cache -> [UInt8]? in
+      guard !cache.tokens.isEmpty else { return nil }
+      let size = llama_state_seq_get_size(old, cache.id)
+      var bytes = [UInt8](repeating: 0, count: size)
+      guard size > 0, llama_state_seq_get_data(old, &bytes, size, cache.id) == size else { return nil }
+      return bytes
+    }
+    llama_free(old)
+    pointer = nil
+    let previous = cells
+    cells = target
+    do {
+      pointer = try makeContext(sequences: caches.count)
+    } catch {
+      windowGrowthFailed = true
+      cells = previous
+      pointer = try? makeContext(sequences: caches.count)  // nil: the scheduler fails its turns
+    }
+    for (index, state) in states.enumerated() {
+      if let state, let pointer,
+        llama_state_seq_set_data(pointer, state, state.count, caches[index].id) == state.count
+      {
+        continue
+      }
+      for turn in active where turn.sequence == index {
+        turn.unDecoded = ArraySlice(caches[index].tokens) + turn.unDecoded
+      }
+      caches[index] = SequenceCache(id: caches[index].id)
+    }
+    return true
   }
 
   /// Grows when the next step would put a sequence past its cells: a prompt
