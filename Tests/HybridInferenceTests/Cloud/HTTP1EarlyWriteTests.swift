@@ -69,6 +69,40 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     XCTAssertEqual(server.connections, 2)
   }
 
+  /// The OS refuses the exchange thread after `sendEarly` wrote the request
+  /// on an idle connection: that connection is closed (the request on it is
+  /// never answered into a stream nobody reads) and its slot given back, so
+  /// with a limit of one the next request opens a connection and is answered
+  /// instead of waiting for a slot until its deadline.
+  func testAnEarlyWrittenRequestWhoseThreadIsRefused_closesItsConnection_andFreesTheSlot() async throws {
+    let server = try OneConnectionServer()
+    defer { server.close() }
+    let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/"))
+    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never)
+    let request = URLRequest(url: url)
+    let opening = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    let first = try await Self.answered(opening, onANewConnectionOf: server)
+    XCTAssertEqual(first, Data("ok".utf8))
+
+    client.stackBytes.withLock { $0 = 1 << 47 }  // past the user address space: refused
+    let refused = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    XCTAssertTrue(server.hasBytesWaiting, "the request went out early, on the idle connection")
+    do {
+      _ = try await Self.drain(refused)
+      XCTFail("an exchange without a thread answered")
+    } catch {
+      XCTAssertEqual((error as? URLError)?.code, .resourceUnavailable, "\(error)")
+    }
+    XCTAssertEqual(client.pool(for: try XCTUnwrap(Origin(url))).idleCount, 0, "the connection is not kept")
+    XCTAssertTrue(server.peerClosedAfterRequest, "the connection the request went out on was closed")
+
+    client.stackBytes.withLock { $0 = HTTP1Client.threadStackBytes }
+    let after = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(3))
+    let third = try await Self.answered(after, onANewConnectionOf: server)
+    XCTAssertEqual(third, Data("ok".utf8), "the slot was freed")
+    XCTAssertEqual(server.connections, 2)
+  }
+
   /// `exchange`'s body, once `server` has accepted its connection and answered it.
   private static func answered(
     _ exchange: TransportExchange, onANewConnectionOf server: OneConnectionServer
@@ -140,6 +174,16 @@ final class HTTP1EarlyWriteTests: XCTestCase {
       guard HTTP1EarlyWriteTests.ok.withUnsafeBytes({ send(connection, $0.baseAddress, $0.count, 0) }) > 0 else {
         throw URLError(.networkConnectionLost)
       }
+    }
+
+    /// Reads the request waiting on the latest connection, then whether
+    /// the client closed it (end of stream within 5 s).
+    var peerClosedAfterRequest: Bool {
+      var bytes = [UInt8](repeating: 0, count: 4096)
+      while wait(connection, milliseconds: 5_000) {
+        if recv(connection, &bytes, bytes.count, 0) <= 0 { return true }
+      }
+      return false
     }
 
     func close() {

@@ -34,14 +34,16 @@ package final class HTTP1Client: Sendable {
   let redirectPolicy: RedirectPolicy
   private let maximumConnectionsPerHost: Int
   private let pools = Locked([String: HTTP1ConnectionPool]())
-  /// `threadStackBytes`; tests ask for a stack the OS cannot map, to see an
-  /// exchange whose thread is refused end.
-  private let stackBytes: Int
+  /// The stack of the next exchange threads: `threadStackBytes`; tests ask
+  /// for one the OS cannot map (at `init`, or between two requests) to see
+  /// an exchange whose thread is refused end. Behind a lock because the
+  /// client is shared by every task of its model.
+  let stackBytes: Locked<Int>
 
   init(maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy, stackBytes: Int = threadStackBytes) {
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
     self.redirectPolicy = redirectPolicy
-    self.stackBytes = stackBytes
+    self.stackBytes = Locked(stackBytes)
   }
 
   deinit {
@@ -80,7 +82,7 @@ package final class HTTP1Client: Sendable {
       continuation: continuation)
     continuation.onTermination = { _ in exchange.cancel() }
     exchange.sendEarly()
-    if !OSThread.start(stackSize: stackBytes, { exchange.run() }) {
+    if !OSThread.start(stackSize: stackBytes.withLock { $0 }, { exchange.run() }) {
       exchange.abandon()
     }
     return TransportExchange(events: events, cancel: { exchange.cancel() })
