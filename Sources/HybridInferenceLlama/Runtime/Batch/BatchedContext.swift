@@ -78,7 +78,8 @@ final class BatchedContext: @unchecked Sendable {
   /// (`WindowGrowth`). Under `creation`,
   /// like `pointer`: `makeContext` reads it for `prepare()` on another thread.
   var cells: Int
-  /// True once growing the window failed (no memory): it stays as it is.
+  /// True once making the window again (larger or smaller) failed (no
+  /// memory): it stays as it is from then on.
   var windowGrowthFailed = false
 
   // The scheduler's own, touched on its lane only (see the type's comment);

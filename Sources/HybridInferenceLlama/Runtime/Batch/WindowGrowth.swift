@@ -70,7 +70,7 @@ extension BatchedContext {
     let window = Self.window(of: settings)
     return creation.withLock { () -> Bool in
       let target = max(min(window, Self.initialCells), Self.cells(toHold: max(tokens, held), window: window))
-      guard target <= cells / 2 else { return false }
+      guard target <= cells / 2, !windowGrowthFailed else { return false }
       return remake(cells: target)
     }
   }
