@@ -33,11 +33,8 @@ enum TemplateThread {
     let cancellation = JinjaCancellation()
     let value = try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, Error>) in
-        let started = OSThread.start(stackSize: stackSize) {
-          // Named by the thread itself, through /proc (Glibc's
-          // pthread_setname_np is not imported). Linux keeps 15 bytes; this
-          // name shows whole in top, gdb and /proc (tests wait on it there).
-          try? TemplateThread.name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+        // The name fits Linux's 15 bytes whole (tests wait on it in /proc).
+        let started = OSThread.start(stackSize: stackSize, name: TemplateThread.name) {
           continuation.resume(with: Result { try body(cancellation) })
         }
         if !started {

@@ -45,13 +45,10 @@ final class LlamaThread: Sendable {
 
   /// Starts the thread; nil when the OS refuses it (`OSThread`: Foundation's
   /// `Thread` would never run the loop, and every job posted to it would
-  /// wait for ever). `name` is cut to the 15 bytes Linux keeps.
+  /// wait for ever).
   init?(name: String, stackSize: Int = LlamaThread.stackSize) {
     let inbox = self.inbox
-    let comm = String(decoding: name.utf8.prefix(15), as: UTF8.self)
-    let started = OSThread.start(stackSize: stackSize) {
-      // Named by the thread itself, through /proc, as `TemplateThread` does.
-      try? comm.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+    let started = OSThread.start(stackSize: stackSize, name: name) {
       while case .run(let job) = inbox.next() { job() }
     }
     guard started else { return nil }

@@ -88,7 +88,7 @@ extension BatchedContext {
   }
 
   /// Keeps what the turn may reuse of its sequence's cache, checks that the
-  /// turn fits the window, grows the cache to hold it, and makes its sampler.
+  /// turn fits the window, fits the cache to hold it, and makes its sampler.
   private func prepare(_ turn: SequenceTurn, changedHands: Bool, window: Int) throws {
     let prompt = turn.prompt
     var (context, memory) = try current()
@@ -105,11 +105,11 @@ extension BatchedContext {
     guard prompt.count + reserve <= window else {
       throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
     }
-    if growWindow(toHold: prompt.count + reserve) { (context, memory) = try current() }
     turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
-    // After the prefix is kept (a new conversation keeps little of a long
-    // one's cells); kept again after, since cells that did not move are gone.
-    if shrinkWindow(toHold: prompt.count + reserve) {
+    // Fitted once the prefix is kept (a new conversation keeps little of a
+    // long one's cells, and only kept cells move); the prefix is kept again
+    // after, since cells that did not move are gone.
+    if fitWindow(toHold: prompt.count + reserve) {
       (context, memory) = try current()
       turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
     }

@@ -22,7 +22,8 @@ import HybridInferenceCore
 /// dropped (an idle one), as `ContextGrowth` does.
 ///
 /// When a new, shorter conversation starts on a context no other turn is
-/// using, the context is made smaller again the same way (`shrinkWindow`).
+/// using, the context is made smaller again the same way (`shrinkWindow`);
+/// a starting turn asks for either (`fitWindow`).
 ///
 /// The swap holds `creation` from the old context's free to the new one's
 /// store, as `ContextGrowth` does, and for the same reason.
@@ -39,6 +40,14 @@ extension BatchedContext {
   static func cells(toHold tokens: Int, window: Int) -> Int {
     let (padded, overflow) = tokens.addingReportingOverflow(headroom + 255)
     return overflow ? window : min(window, padded / 256 * 256)
+  }
+
+  /// Makes the context again for a starting turn that needs `tokens` tokens
+  /// of its sequence: larger when it has fewer cells (`growWindow`), smaller
+  /// when it holds far more than anything needs (`shrinkWindow`). Returns
+  /// true when it made it again (the caller reads the new context).
+  func fitWindow(toHold tokens: Int) -> Bool {
+    growWindow(toHold: tokens) || shrinkWindow(toHold: tokens)
   }
 
   /// Makes the context again with room for `tokens` tokens per sequence when
@@ -64,7 +73,7 @@ extension BatchedContext {
   /// to them). Half, so that a conversation growing again by a turn does not
   /// make the context again at once; at least `initialCells`, where every
   /// context starts.
-  func shrinkWindow(toHold tokens: Int) -> Bool {
+  private func shrinkWindow(toHold tokens: Int) -> Bool {
     guard active.count == 1 else { return false }
     let held = caches.map(\.tokens.count).max() ?? 0
     let window = Self.window(of: settings)
