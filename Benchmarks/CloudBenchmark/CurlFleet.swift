@@ -47,18 +47,30 @@ struct CurlFleet {
     config += String(repeating: "url = \"\(url)\"\noutput = \"/dev/null\"\n", count: requestsEach)
     let configuration = Data(config.utf8)
 
-    var children: [(process: Process, stdin: Pipe, stdout: Pipe, stderr: Pipe)] = []
-    for _ in 0..<processes {
+    // Output goes to files, read after the exits: a process's trace of
+    // `requestsEach` transfers can be more than a pipe holds, and a curl
+    // blocked on a full pipe would never exit.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-fleet-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var children: [(process: Process, stdin: Pipe, stdout: URL, stderr: URL)] = []
+    for index in 0..<processes {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       process.arguments = ["curl", "-K", "-"]
       let stdin = Pipe()
-      let stdout = Pipe()
-      let stderr = Pipe()
+      let stdout = directory.appendingPathComponent("\(index).out")
+      let stderr = directory.appendingPathComponent("\(index).err")
+      FileManager.default.createFile(atPath: stdout.path, contents: nil)
+      FileManager.default.createFile(atPath: stderr.path, contents: nil)
+      let outputs = (try FileHandle(forWritingTo: stdout), try FileHandle(forWritingTo: stderr))
       process.standardInput = stdin
-      process.standardOutput = stdout
-      process.standardError = stderr
+      process.standardOutput = outputs.0
+      process.standardError = outputs.1
       try process.run()
+      // The child holds its own copies.
+      try? outputs.0.close()
+      try? outputs.1.close()
       children.append((process, stdin, stdout, stderr))
     }
     // Every curl up and blocked on its stdin before the first is released
@@ -71,13 +83,8 @@ struct CurlFleet {
     }
     var outputs: [(stdout: Data, stderr: Data)] = []
     for child in children {
-      // A few KB each: they fit in the pipes, so reading after the exit is safe.
       child.process.waitUntilExit()
-      outputs.append(
-        (
-          child.stdout.fileHandleForReading.readDataToEndOfFile(),
-          child.stderr.fileHandleForReading.readDataToEndOfFile()
-        ))
+      outputs.append(((try? Data(contentsOf: child.stdout)) ?? Data(), (try? Data(contentsOf: child.stderr)) ?? Data()))
     }
     let wall = milliseconds(ContinuousClock.now - start)
     var cold: [Double] = []

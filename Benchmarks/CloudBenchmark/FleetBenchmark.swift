@@ -28,7 +28,8 @@ import Synchronization
 /// side. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
 /// (`RequestOptions.maximumConnectionsPerHost`, default 32); `--only fleet`
 /// skips llama-server, `--only llama` runs only llama-server with the large
-/// HTTP pool; `FLEET_BARE_FIRST=1` runs the bare URLSession before
+/// HTTP pool; `FLEET_WARM=W` sets the warm requests per caller (default
+/// 31); `FLEET_BARE_FIRST=1` runs the bare URLSession before
 /// the client instead of after it; `FLEET_ROUNDS=R` (default 1) measures
 /// every row R times, curl first in odd rounds, and adds a table of the
 /// per-round differences (one round's Δ median against a server whose
@@ -39,9 +40,13 @@ enum FleetBenchmark {
   static let rounds = max(1, ProcessInfo.processInfo.environment["FLEET_ROUNDS"].flatMap(Int.init) ?? 1)
 
   static let inFlight = [32, 128]
-  /// Warm requests per caller after its cold one: enough that the run is
-  /// mostly steady, N in flight, rather than its ragged start and end.
-  static let warmEach = 7
+  /// Warm requests per caller after its cold one (`FLEET_WARM`, default 31):
+  /// enough that the run is mostly steady, N in flight, rather than its
+  /// ragged start and end. At 7, curl's 128 processes (started one after
+  /// another on two cores) kept only 71-81 in flight over the run, the
+  /// client 111-113, so the two were compared at different loads; at 31
+  /// curl keeps 103-106 and the client 122-123.
+  static let warmEach = max(1, ProcessInfo.processInfo.environment["FLEET_WARM"].flatMap(Int.init) ?? 31)
   /// Every request's deadline; a request past it fails and is counted.
   static let deadline = Duration.seconds(30)
   /// The request options of every model the run makes: the client path

@@ -137,6 +137,38 @@ final class HTTP1ClientTests: XCTestCase {
     XCTAssertEqual(again.body, Data("ok".utf8))
   }
 
+  /// A server that keeps requests in a queue of its own (llama-server's
+  /// slots): every request's first byte comes late, on new connections and
+  /// reused ones alike, so the rule above must not close a connection its
+  /// caller takes again at once. Before, each release while another
+  /// caller's new connection still waited was a close, that caller's next
+  /// request opened a new connection, which kept the rule true for the
+  /// others: four callers of ten requests in a row opened 40 connections
+  /// (one per request, each left in TIME_WAIT).
+  func testCallersInARow_againstAServerThatQueues_keepTheirConnections() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in
+      Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.04))
+      return .send(Self.ok)
+    }
+    defer { server.stop() }
+    let transport = HTTPTransport(maximumConnectionsPerHost: 32)
+    let url = try server.url()
+    let answered = await withTaskGroup(of: Int.self) { group in
+      for _ in 0..<4 {
+        group.addTask {
+          var answered = 0
+          for _ in 0..<10 {
+            if await Self.run(transport, url).body == Data("ok".utf8) { answered += 1 }
+          }
+          return answered
+        }
+      }
+      return await group.reduce(0, +)
+    }
+    XCTAssertEqual(answered, 40)
+    XCTAssertLessThanOrEqual(server.stats.withLock(\.connections), 6, "warm callers opened a connection per request")
+  }
+
   func testCancellingAStalledBody_closesTheSocketAtOnce() async throws {
     let server = try ScriptedHTTPServer { _, _, _ in
       .sendAndHold("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart")

@@ -36,6 +36,8 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   private var closed = false
   /// Whether a sweep of idle connections is scheduled.
   private var sweepScheduled = false
+  /// Whether `closeIdleWhileOthersWait` is scheduled.
+  private var graceCheckScheduled = false
 
   init(limit: Int) {
     self.limit = limit
@@ -114,20 +116,24 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   /// request (then to the first waiter, or to the idle stack), else the
   /// connection is closed and the slot goes to the first waiter or is freed.
   ///
-  /// A reusable connection nobody waits for is closed instead of kept idle
-  /// while requests on newly opened connections to the origin still wait
-  /// for their first byte: a server with a small pool of HTTP threads
-  /// (llama-server's default is `max(np + 2, cores - 1)`, cpp-httplib) keeps
-  /// a thread on each idle keep-alive connection for its keep-alive time (5
-  /// s) before it accepts the next, so a burst of new connections waited in
-  /// 5 s steps behind the idle ones (8.3 s for a cold burst of 32 against 6
-  /// threads, Benchmarks/RESULTS.md §7). Closing frees that thread at once;
-  /// the cost is a new connection for the next request, small on the plain-
-  /// http networks this client serves. Once every connection has been
-  /// answered, connections are kept as usual.
+  /// A connection that stays idle while requests on newly opened connections
+  /// to the origin still wait for their first byte is closed after
+  /// `idleGrace` (`closeIdleWhileOthersWait`): a server with a small pool of
+  /// HTTP threads (llama-server's default is `max(np + 2, cores - 1)`,
+  /// cpp-httplib) keeps a thread on each idle keep-alive connection for its
+  /// keep-alive time (5 s) before it accepts the next, so a burst of new
+  /// connections waited in 5 s steps behind the idle ones (8.3 s for a cold
+  /// burst of 32 against 6 threads, Benchmarks/RESULTS.md §7). Closing frees
+  /// that thread. Not at once: against a server that queues requests itself
+  /// (llama-server's slots) every first byte comes late, and a caller takes
+  /// its connection again within the grace; closing at release made that
+  /// caller's next request open a connection, which kept the rule true for
+  /// every other caller: one connection per warm request, each left in
+  /// TIME_WAIT.
   func release(_ socket: HTTP1Socket?, reusable: Bool) {
     var toClose: HTTP1Socket? = reusable ? nil : socket
     var scheduleSweep: Duration?
+    var scheduleGraceCheck = false
     lock.lock()
     if reusable, let socket, closed {
       toClose = socket
@@ -135,12 +141,13 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     } else if reusable, let socket {
       if !waiters.isEmpty {
         handOverLocked(Lease(socket: socket))
-      } else if awaitingFirstAnswer > 0 {
-        toClose = socket
-        open -= 1
       } else {
         socket.idleSince = .now
         idle.append(socket)
+        if awaitingFirstAnswer > 0, !graceCheckScheduled {
+          graceCheckScheduled = true
+          scheduleGraceCheck = true
+        }
         if !sweepScheduled {
           sweepScheduled = true
           scheduleSweep = socket.idleTimeout
@@ -154,14 +161,50 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     lock.unlock()
     toClose?.close()
     if let scheduleSweep { self.scheduleSweep(after: scheduleSweep) }
+    if scheduleGraceCheck { after(Self.idleGrace) { $0.closeIdleWhileOthersWait() } }
+  }
+
+  /// How long a connection may sit idle while requests on new connections
+  /// wait for their first byte (see `release`): long enough for a caller
+  /// to send its next request on busy cores, short beside the 5 s a server
+  /// thread would hold it.
+  static let idleGrace: Duration = .milliseconds(100)
+
+  /// Closes the connections idle for `idleGrace` or more while requests on
+  /// new connections still wait for their first byte; checks again while
+  /// younger ones are idle.
+  private func closeIdleWhileOthersWait() {
+    lock.lock()
+    let now = ContinuousClock.now
+    var expired: [HTTP1Socket] = []
+    if awaitingFirstAnswer > 0 {
+      idle.removeAll { socket in
+        guard let since = socket.idleSince, now - since >= Self.idleGrace else { return false }
+        expired.append(socket)
+        return true
+      }
+    }
+    open -= expired.count
+    graceCheckScheduled = awaitingFirstAnswer > 0 && !idle.isEmpty
+    let again = graceCheckScheduled
+    if !expired.isEmpty { waiters.first?.wakeUp.signal() }
+    lock.unlock()
+    expired.forEach { $0.close() }
+    if again { after(Self.idleGrace) { $0.closeIdleWhileOthersWait() } }
   }
 
   /// No thread waits on an idle connection: a one-shot timer sweeps the
   /// idle stack when the oldest may have expired, and schedules the next.
   private func scheduleSweep(after delay: Duration) {
-    let milliseconds = Int(min(delay, .seconds(3600)) / .milliseconds(1)) + 10
+    after(min(delay, .seconds(3600)) + .milliseconds(10)) { $0.sweep() }
+  }
+
+  /// Runs `work` on this pool after `delay` from a global queue, unless the
+  /// pool is gone by then.
+  private func after(_ delay: Duration, _ work: @escaping @Sendable (HTTP1ConnectionPool) -> Void) {
+    let milliseconds = Int(delay / .milliseconds(1))
     DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
-      [weak self] in self?.sweep()
+      [weak self] in self.map(work)
     }
   }
 
