@@ -175,16 +175,7 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   /// younger ones are idle.
   private func closeIdleWhileOthersWait() {
     lock.lock()
-    let now = ContinuousClock.now
-    var expired: [HTTP1Socket] = []
-    if awaitingFirstAnswer > 0 {
-      idle.removeAll { socket in
-        guard let since = socket.idleSince, now - since >= Self.idleGrace else { return false }
-        expired.append(socket)
-        return true
-      }
-    }
-    open -= expired.count
+    let expired = awaitingFirstAnswer > 0 ? removeIdleLocked { idleFor, _ in idleFor >= Self.idleGrace } : []
     graceCheckScheduled = awaitingFirstAnswer > 0 && !idle.isEmpty
     let again = graceCheckScheduled
     if !expired.isEmpty { waiters.first?.wakeUp.signal() }
@@ -229,14 +220,8 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   /// Closes the idle connections whose time is up.
   private func sweep() {
     lock.lock()
+    let expired = removeIdleLocked { idleFor, socket in idleFor >= socket.idleTimeout }
     let now = ContinuousClock.now
-    var expired: [HTTP1Socket] = []
-    idle.removeAll { socket in
-      guard let since = socket.idleSince, now - since >= socket.idleTimeout else { return false }
-      expired.append(socket)
-      return true
-    }
-    open -= expired.count
     let next = idle.compactMap { socket in socket.idleSince.map { socket.idleTimeout - (now - $0) } }.min()
     sweepScheduled = next != nil
     // Freed slots go to whoever waits first (it takes one when it wakes).
@@ -244,6 +229,21 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     lock.unlock()
     expired.forEach { $0.close() }
     if let next { scheduleSweep(after: max(next, .zero)) }
+  }
+
+  /// Removes from the idle stack (and the count of open ones) the
+  /// connections `expired` picks by how long each has been idle, for the
+  /// caller to close after unlocking; under `lock`.
+  private func removeIdleLocked(where expired: (_ idleFor: Duration, HTTP1Socket) -> Bool) -> [HTTP1Socket] {
+    let now = ContinuousClock.now
+    var taken: [HTTP1Socket] = []
+    idle.removeAll { socket in
+      guard let since = socket.idleSince, expired(now - since, socket) else { return false }
+      taken.append(socket)
+      return true
+    }
+    open -= taken.count
+    return taken
   }
 
   /// The most recently used usable idle connection, or a new slot, or nil
