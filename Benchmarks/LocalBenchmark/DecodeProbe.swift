@@ -99,6 +99,13 @@ extension DecodeProbe {
         // The cells WindowGrowth gives a sequence at this depth with 128 tokens of answer.
         "library's context at WindowGrowth's size, greedy",
         .init(
+          contextSize: (depth + 128 + 255) / 256 * 256, batchSize: 512, threads: threads,
+          flashAttention: flashAttention, asLibrary: true), true
+      ),
+      (
+        // What WindowGrowth gave before 128 cells of headroom went (RESULTS.md §1d).
+        "library's context with 128 cells of headroom, greedy",
+        .init(
           contextSize: (depth + 128 + 128 + 255) / 256 * 256, batchSize: 512, threads: threads,
           flashAttention: flashAttention, asLibrary: true), true
       ),

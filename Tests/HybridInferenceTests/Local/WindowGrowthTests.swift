@@ -19,27 +19,33 @@ final class WindowGrowthTests: XCTestCase {
     .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: tokens))
   }
 
-  /// Two turns; the second's prompt and room (300 tokens) pass the first 512
+  /// Two turns; the second's prompt and room (450 tokens) pass the first 512
   /// cells, so a 2,048-token window grows before it, moving the first
-  /// exchange, while a 512-token window holds it as it is.
+  /// exchange.
   private func twoTurns(on model: LocalSystemModel) async throws -> (text: String, cached: Int, first: Int) {
     let session = GenerativeModelSession(model: model, instructions: "Be brief.", logHandler: .silent)
     let first = try await session.respond(to: "Tell me about harbours.", options: greedy(40))
     let question = String(repeating: "Lights along the quay. ", count: 4) + "What now?"
-    let second = try await session.respond(to: question, options: greedy(300))
+    let second = try await session.respond(to: question, options: greedy(450))
     return (
       second.content, second.rawResponse.usageMetadata?.cachedContentTokenCount ?? -1,
       first.rawResponse.usageMetadata?.promptTokenCount ?? 0
     )
   }
 
+  /// The reference never moves a cell of the conversation: a 768-token
+  /// window made whole by an earlier, unrelated turn (600 tokens of room),
+  /// so both turns run in the cells the grown one ends with.
   func testGrowingBeforeATurn_movesTheConversation_andAnswersAsWithoutGrowing() async throws {
     for flash in [FlashAttention.off, .on] {
       let grown = try model(contextSize: 2048, flash: flash)
-      let fixed = try model(contextSize: 512, flash: flash)
+      let fixed = try model(contextSize: 768, flash: flash)
+      _ = try await GenerativeModelSession(model: fixed, logHandler: .silent).respond(
+        to: "Count.", options: greedy(600))
+      XCTAssertEqual(fixed.batchedContext?.cellsPerSequence, 768, "flash \(flash): the reference is whole")
       let (grownAnswer, fixedAnswer) = (try await twoTurns(on: grown), try await twoTurns(on: fixed))
       XCTAssertEqual(grown.batchedContext?.cellsPerSequence, 768, "flash \(flash): grown for the second turn")
-      XCTAssertEqual(fixed.batchedContext?.cellsPerSequence, 512, "flash \(flash)")
+      XCTAssertEqual(fixed.batchedContext?.cellsPerSequence, 768, "flash \(flash)")
       XCTAssertGreaterThan(grownAnswer.cached, grownAnswer.first, "flash \(flash): the first exchange moved across")
       XCTAssertEqual(grownAnswer.cached, fixedAnswer.cached, "flash \(flash)")
       XCTAssertFalse(grownAnswer.text.isEmpty)
@@ -128,10 +134,14 @@ final class WindowGrowthTests: XCTestCase {
     }
   }
 
-  func testTheCellsToHoldATurn_areRoundedWithHeadroom_andCappedByTheWindow() {
+  /// A turn's cells are what llama-bench gives the same prompt and answer
+  /// (llama.cpp pads every context to 256): the reserved room is the
+  /// headroom, none added on top (1,196 tokens made 1,536 cells before).
+  func testTheCellsToHoldATurn_areRoundedAsLlamaBenchs_andCappedByTheWindow() {
     XCTAssertEqual(BatchedContext.cells(toHold: 1, window: 4096), 256)
-    XCTAssertEqual(BatchedContext.cells(toHold: 420, window: 4096), 768)
-    XCTAssertEqual(BatchedContext.cells(toHold: 1196, window: 4096), 1536)
+    XCTAssertEqual(BatchedContext.cells(toHold: 256, window: 4096), 256)
+    XCTAssertEqual(BatchedContext.cells(toHold: 420, window: 4096), 512)
+    XCTAssertEqual(BatchedContext.cells(toHold: 1196, window: 4096), 1280)
     XCTAssertEqual(BatchedContext.cells(toHold: 4000, window: 4096), 4096)
     XCTAssertEqual(BatchedContext.cells(toHold: .max, window: 4096), 4096)
   }

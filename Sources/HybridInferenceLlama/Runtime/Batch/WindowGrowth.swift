@@ -13,11 +13,18 @@ import HybridInferenceCore
 /// §1d). A small cache also costs less memory for short chats.
 ///
 /// So a context starts with `initialCells` per sequence, and when a turn's
-/// prompt and room for its answer, or an answer running past that room,
-/// need more, it is made again with the cells needed plus `headroom`, rounded
-/// to 256, at most the window. Every sequence's cells move across: the stream
-/// count is the same, so llama.cpp's state of a sequence loads into the new
-/// context as it was saved (`llama_state_seq_get_data` / `set_data`). A
+/// prompt and the room reserved for its answer need more, it is made again
+/// with the cells needed, rounded up to 256 (llama.cpp pads every context to
+/// 256 cells), at most the window: the size llama-bench gives the same turn.
+/// The reserved room is the turn's headroom; only an answer running past it
+/// (one with no limit) grows with `headroom` more, so that it does not make
+/// the context again every few tokens. Why not headroom for every turn: at
+/// 1,068 tokens and 128 to answer it made 1,536 cells where llama-bench has
+/// 1,280, and the off path read 0.94-0.98 of llama-bench's context there
+/// (`local-benchmark probe-c`, RESULTS.md §1d).
+///
+/// Every sequence's cells move across: the stream count is the same, so
+/// llama.cpp's state of a sequence loads into the new context as it was saved (`llama_state_seq_get_data` / `set_data`). A
 /// sequence whose state does not load is decoded again (an active turn) or
 /// dropped (an idle one), as `ContextGrowth` does.
 ///
@@ -31,14 +38,14 @@ extension BatchedContext {
   /// Cells each sequence starts with: 512 (a prompt of a few hundred tokens
   /// and its answer).
   static var initialCells: Int { 512 }
-  /// Cells added beyond what a growth needs, so that an answer does not make
-  /// the context again every few tokens.
+  /// Cells added beyond what an answer past its reserved room needs, so
+  /// that it does not make the context again every few tokens.
   static var headroom: Int { 128 }
 
-  /// The cells per sequence that hold `tokens`: with `headroom`, rounded up
-  /// to 256, at most `window`.
+  /// The cells per sequence that hold `tokens`: rounded up to 256, at most
+  /// `window`.
   static func cells(toHold tokens: Int, window: Int) -> Int {
-    let (padded, overflow) = tokens.addingReportingOverflow(headroom + 255)
+    let (padded, overflow) = tokens.addingReportingOverflow(255)
     return overflow ? window : min(window, padded / 256 * 256)
   }
 
@@ -124,12 +131,13 @@ extension BatchedContext {
   }
 
   /// Grows when the next step would put a sequence past its cells: a prompt
-  /// still to decode, or an answer past the room it was given. Returns true
-  /// when the context was made again.
+  /// still to decode, or an answer past the room it was given, with
+  /// `headroom` more. Returns true when the context was made again.
   func growForNextStep() -> Bool {
     guard let needed = active.map({ caches[$0.sequence].tokens.count + $0.unDecoded.count }).max(),
       needed > creation.withLock({ cells })
     else { return false }
-    return growWindow(toHold: needed)
+    let (withHeadroom, overflow) = needed.addingReportingOverflow(Self.headroom)
+    return growWindow(toHold: overflow ? .max : withHeadroom)
   }
 }
