@@ -72,6 +72,13 @@ extension DecodeProbe {
   static func contexts(
     modelPath: String, depth: Int, flashAttention: Int, runs: Int, threads: Int, tokens: Int, only: Int? = nil
   ) async throws {
+    /// The library's settings at the depth and 128 tokens of answer, plus
+    /// `extra` cells, rounded up to 256.
+    func sized(extra: Int) -> RawLlama.Setup {
+      .init(
+        contextSize: (depth + 128 + extra + 255) / 256 * 256, batchSize: 512, threads: threads,
+        flashAttention: flashAttention, asLibrary: true)
+    }
     var setups: [(String, RawLlama.Setup, Bool)] = [
       (
         "llama-bench's context, random tokens",
@@ -95,20 +102,10 @@ extension DecodeProbe {
         .init(contextSize: 4096, batchSize: 512, threads: threads, flashAttention: flashAttention, asLibrary: true),
         true
       ),
-      (
-        // The cells WindowGrowth gives a sequence at this depth with 128 tokens of answer.
-        "library's context at WindowGrowth's size, greedy",
-        .init(
-          contextSize: (depth + 128 + 255) / 256 * 256, batchSize: 512, threads: threads,
-          flashAttention: flashAttention, asLibrary: true), true
-      ),
-      (
-        // What WindowGrowth gave before 128 cells of headroom went (RESULTS.md §1d).
-        "library's context with 128 cells of headroom, greedy",
-        .init(
-          contextSize: (depth + 128 + 128 + 255) / 256 * 256, batchSize: 512, threads: threads,
-          flashAttention: flashAttention, asLibrary: true), true
-      ),
+      // The cells WindowGrowth gives a sequence at this depth with 128 tokens of answer.
+      ("library's context at WindowGrowth's size, greedy", sized(extra: 0), true),
+      // What WindowGrowth gave before 128 cells of headroom went (RESULTS.md §1d).
+      ("library's context with 128 cells of headroom, greedy", sized(extra: 128), true),
     ]
     if let only { setups = [setups[only]] }
     llama_log_set({ _, _, _ in }, nil)  // no library here to route llama.cpp's log

@@ -24,9 +24,10 @@ import HybridInferenceCore
 /// (`local-benchmark probe-c`, RESULTS.md §1d).
 ///
 /// Every sequence's cells move across: the stream count is the same, so
-/// llama.cpp's state of a sequence loads into the new context as it was saved (`llama_state_seq_get_data` / `set_data`). A
-/// sequence whose state does not load is decoded again (an active turn) or
-/// dropped (an idle one), as `ContextGrowth` does.
+/// llama.cpp's state of a sequence loads into the new context as it was
+/// saved (`llama_state_seq_get_data` / `set_data`). A sequence whose state
+/// does not load is decoded again (an active turn) or dropped (an idle
+/// one), as `ContextGrowth` does.
 ///
 /// When a new, shorter conversation starts on a context no other turn is
 /// using, the context is made smaller again the same way (`shrinkWindow`);
