@@ -29,27 +29,25 @@ enum AttentionCalibrationCheck {
           try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths, wholeSteps: false))
         benches.append(try llamaBenchMilliseconds(executable: llamaBench, model: path, threads: threads))
       }
-      var (weightedOn, weightedOff) = (0.0, 0.0)
+      var benchDepths: [AttentionCalibrationProbe.Depth] = []
       for (index, depth) in depths.enumerated() {
         let on = median(benches.map { $0[depth]?.on ?? .nan })
         let off = median(benches.map { $0[depth]?.off ?? .nan })
         let predictedOn = median(probes.map { $0.depths[index].on * 1000 })
         let predictedOff = median(probes.map { $0.depths[index].off * 1000 })
         let graphChange = median(graphs.map { ($0.depths[index].on - $0.depths[index].off) * 1000 })
-        let weight = 1 + Double(depth) / 256
-        weightedOn += weight * on
-        weightedOff += weight * off
+        benchDepths.append(.init(depth: depth, on: on / 1000, off: off / 1000))
         print(
           "| \(name) | \(probes[0].headSize) | \(depth) | \(format(predictedOn, 2)) / \(format(predictedOff, 2)) | \(signed(predictedOn - predictedOff)) | \(signed(graphChange)) | \(format(on, 2)) / \(format(off, 2)) | \(signed(on - off)) |"
         )
       }
-      let benchChange = (weightedOn - weightedOff) / weightedOff
-      let benchVerdict = benchChange < 0 ? "on" : "off"
+      // llama-bench's medians read by the library's own rule.
+      let bench = AttentionCalibrationProbe.verdict(ofWholeSteps: benchDepths)
       let calls = probes.map(\.verdict)
       let graphCalls = graphs.map(\.verdict).joined(separator: ", ")
       let costs = probes.map { format($0.cost * 1000) }.joined(separator: ", ")
       verdicts.append(
-        "\(name): calibration \(calls.joined(separator: ", ")) in \(costs) ms (last: \(probes.last?.reason ?? "")); graph \(graphCalls); llama-bench faster \(benchVerdict) (\(signed(benchChange * 100)) % weighted)"
+        "\(name): calibration \(calls.joined(separator: ", ")) in \(costs) ms (last: \(probes.last?.reason ?? "")); graph \(graphCalls); llama-bench by the same rule: \(bench.prefix { $0 != ")" }))"
       )
     }
     for line in verdicts { print(line) }

@@ -11,17 +11,18 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// request). On the CPU backend, by a calibration: the model's decode step
   /// is timed both ways on this machine, with 0, 256 and 1,024 tokens in the
   /// cache (fewer when the context is smaller; the depth is loaded as a
-  /// state, not decoded), and the faster setting wins, deeper steps weighing
-  /// more. It costs 0.6-0.9 s for SmolLM2-sized models on 2 cores and runs
+  /// state, not decoded). llama.cpp's default (on) stands unless off is
+  /// clearly faster (by over 5%) both in all, deeper steps weighing more,
+  /// and at the depth where the slower setting falls furthest behind, so
+  /// that a near tie, where the noise of one calibration on shared cores is
+  /// as large, does not flip from one process to the next. It costs 0.6-0.9 s for SmolLM2-sized models on 2 cores and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model
   /// whose step takes over 60 ms, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
-  /// attention, which costs the same whatever the weights). When whole steps
-  /// are within 5% of each other (a near tie, where the noise of one
-  /// calibration on shared cores is as large), llama.cpp's default (on)
-  /// stands; when attention alone is within 3%, or nothing can be measured, a rule
+  /// attention, which costs the same whatever the weights), the faster total
+  /// winning; when attention alone is within 3%, or nothing can be measured, a rule
   /// decides: on for attention heads 128 or more wide, off below. On a GPU
   /// backend, llama.cpp's own choice
   /// stands. The decision and the times behind it are logged at `.info` to

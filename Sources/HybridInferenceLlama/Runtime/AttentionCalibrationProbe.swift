@@ -11,6 +11,10 @@ package enum AttentionCalibrationProbe {
     package var depth: Int
     package var on: Double
     package var off: Double
+
+    package init(depth: Int, on: Double, off: Double) {
+      (self.depth, self.on, self.off) = (depth, on, off)
+    }
   }
 
   package struct Figures: Sendable {
@@ -57,5 +61,13 @@ package enum AttentionCalibrationProbe {
       },
       verdict: verdict.flash.map { $0 ? "on" : "off" } ?? "even", reason: verdict.reason,
       cost: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+  }
+
+  /// What `.automatic`'s rule for whole steps says of `depths` (medians
+  /// measured elsewhere: llama-bench's, for the check), as the log says it.
+  package static func verdict(ofWholeSteps depths: [Depth]) -> String {
+    var timings = AttentionCalibration.Timings(layers: 1, timedLayers: 1, wholeSteps: true)
+    timings.cells = depths.map { AttentionCalibration.Cell(depth: $0.depth, off: [$0.off], on: [$0.on]) }
+    return AttentionCalibration.decide(timings).reason
   }
 }

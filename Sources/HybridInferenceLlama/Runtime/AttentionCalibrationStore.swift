@@ -42,9 +42,10 @@ final class AttentionCalibrationStore: Sendable {
       text = [
         "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
-        // Decisions of the attention-only calibration (before whole steps),
-        // and of whole steps under the 3% margin (before 5%), are measured again.
-        "calibration steps, on within 5%",
+        // Decisions of the attention-only calibration (before whole steps), of
+        // whole steps under the 3% margin (before 5%) and of the weighted total
+        // alone (before the worst depth too) are measured again.
+        "calibration steps, off when clearly faster in all and at the worst depth",
       ].joined(separator: "\n")
     }
 

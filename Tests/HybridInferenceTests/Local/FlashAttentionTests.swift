@@ -80,8 +80,51 @@ final class FlashAttentionTests: XCTestCase {
     for ratio in [0.995, 1.005, 1.025, 1.045] {
       let tie = AttentionCalibration.decide(even(ratio, wholeSteps: true))
       XCTAssertEqual(tie.flash, true, tie.reason)
-      XCTAssertTrue(tie.reason.hasPrefix("on, llama.cpp's default: even within 5%"), tie.reason)
+      XCTAssertTrue(tie.reason.hasPrefix("on, llama.cpp's default: off not clearly faster"), tie.reason)
     }
+  }
+
+  /// Whole steps at depths 0, 256 and 1,024 with medians `(on, off)` in ms, five exact pairs each.
+  private func steps(_ medians: [(on: Double, off: Double)]) -> AttentionCalibration.Timings {
+    var result = AttentionCalibration.Timings(layers: 30, timedLayers: 30, wholeSteps: true)
+    result.cells = zip([0, 256, 1024], medians).map { depth, times in
+      AttentionCalibration.Cell(
+        depth: depth, off: Array(repeating: times.off / 1000, count: 5),
+        on: Array(repeating: times.on / 1000, count: 5))
+    }
+    return result
+  }
+
+  /// The process of 2026-12-02 07:02 (AMD EPYC, SmolLM2): on 23% faster at
+  /// depth 0, 10% slower at 1,024. Weighted to depth that is +5.4% with it
+  /// on, which alone said off, and the process decoded at 0.92 of
+  /// llama-bench's best at depth 0; at the worst depth on is 9% behind and
+  /// off 23%, so it stays on.
+  func testOffClearlyFasterInTheWeightedTotal_butFurtherBehindAtItsWorstDepth_keepsItOn() {
+    let verdict = AttentionCalibration.decide(steps([(5.61, 7.27), (7.82, 7.48), (10.21, 9.28)]))
+    XCTAssertEqual(verdict.flash, true, verdict.reason)
+    XCTAssertTrue(verdict.reason.hasPrefix("on (+5.3% with it on"), verdict.reason)
+    XCTAssertTrue(verdict.reason.contains("on up to 9.1% behind at depth 1024, off up to 22.8% at 0"), verdict.reason)
+  }
+
+  /// Off wins only on both readings: the Xeon's whole steps (on 1.1x at
+  /// depth 0, 2.2x at 256, 2.5x at 1,024), and a model where off is 8%
+  /// faster at every depth. Where on is ahead anywhere by as much as off
+  /// gains elsewhere, on stays.
+  func testOff_onlyWhenClearlyFasterInTheTotal_andAtTheWorstDepth() {
+    let xeon = AttentionCalibration.decide(steps([(6.6, 6.0), (15.4, 7.0), (22.5, 9.0)]))
+    XCTAssertEqual(xeon.flash, false, xeon.reason)
+    XCTAssertTrue(xeon.reason.hasPrefix("off (+"), xeon.reason)
+    let everywhere = AttentionCalibration.decide(steps([(6.48, 6.0), (7.56, 7.0), (9.72, 9.0)]))
+    XCTAssertEqual(everywhere.flash, false, everywhere.reason)
+    // Off 7% faster at 256 and 1,024 (+6.5% weighted), on 8% faster at depth 0: even at the worst depth.
+    let split = AttentionCalibration.decide(steps([(5.52, 6.0), (7.56, 7.0), (9.72, 9.0)]))
+    XCTAssertEqual(split.flash, true, split.reason)
+    XCTAssertTrue(split.reason.hasPrefix("on, llama.cpp's default: off not clearly faster"), split.reason)
+    // On clearly faster: said so, not as a tie.
+    let on = AttentionCalibration.decide(steps([(5.0, 6.0), (6.0, 7.0), (8.0, 9.0)]))
+    XCTAssertTrue(on.reason.hasPrefix("on (-"), on.reason)
+    XCTAssertEqual(AttentionCalibration.shortfall([], flash: true).fraction, 0)
   }
 
   /// SmolLM2's near tie on an AMD EPYC as one process measured it: on 23%
