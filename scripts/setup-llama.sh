@@ -8,7 +8,8 @@
 #      kernels out, which SIGILL in the pinned source; see the OnDeviceModel article,
 #      "CPUs and AMX", in Sources/HybridInference/HybridInference.docc),
 #      LLAMA_BENCH=ON|OFF (also build llama-bench into $LLAMA_PREFIX/bin, default OFF:
-#      it needs llama.cpp's common library, ~+3.5 min on 2 cores),
+#      it needs llama.cpp's common library, ~+3.5 min on 2 cores; added to an existing
+#      cache like the server, its libraries left untouched),
 #      LLAMA_SERVER=ON|OFF (also build llama-server into $LLAMA_PREFIX/bin, default ON: the
 #      OpenAI-compatible backend's tests and benchmarks run against it; a cache made
 #      before it existed gets it added on the next run, its libraries left untouched),
@@ -45,19 +46,22 @@ STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_
 # llama-server has a stamp of its own, so a library cache made before the server was
 # part of the set-up only gets the server added: the libraries, which other processes
 # may be using, are neither rebuilt nor replaced.
+# So has llama-bench: `make bench` after `make setup` adds it, and nothing else is rebuilt.
 SERVER_STAMP="$LLAMA_PREFIX/.stamp-server"
+BENCH_STAMP="$LLAMA_PREFIX/.stamp-bench"
 need_libs=1
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] \
-   && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ] \
-   && { [ "$LLAMA_BENCH" != "ON" ] || [ -x "$LLAMA_PREFIX/bin/llama-bench" ]; }; then
+   && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ]; then
     need_libs=0
 fi
-need_server=0
-if [ "$LLAMA_SERVER" = "ON" ] && { [ "$need_libs" = 1 ] || [ ! -x "$LLAMA_PREFIX/bin/llama-server" ] \
-       || [ "$(cat "$SERVER_STAMP" 2>/dev/null)" != "$STAMP_WANT" ]; }; then
-    need_server=1
-fi
-[ "$need_libs" = 0 ] && [ "$need_server" = 0 ] && exit 0
+# needs_tool <ON|OFF> <binary> <stamp>: true when the tool is wanted and not built from these libraries.
+needs_tool() {
+    [ "$1" = "ON" ] && { [ "$need_libs" = 1 ] || [ ! -x "$LLAMA_PREFIX/bin/$2" ] \
+        || [ "$(cat "$3" 2>/dev/null)" != "$STAMP_WANT" ]; }
+}
+need_server=0; needs_tool "$LLAMA_SERVER" llama-server "$SERVER_STAMP" && need_server=1
+need_bench=0; needs_tool "$LLAMA_BENCH" llama-bench "$BENCH_STAMP" && need_bench=1
+[ "$need_libs" = 0 ] && [ "$need_server" = 0 ] && [ "$need_bench" = 0 ] && exit 0
 
 # 3. Build.
 "$HI_SCRIPTS/setup-python.sh"
@@ -70,7 +74,8 @@ command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v c
 JOBS="${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
 case "$JOBS" in 1|2) est=6;; 3|4) est=4;; *) est=2;; esac
 per=$est; [ "$need_libs" = 1 ] || est=0
-[ "$LLAMA_BENCH" = "ON" ] && [ "$need_libs" = 1 ] && est=$((est + per))
+# (llama-bench on top of the libraries' build dir reuses their objects; added alone it builds them.)
+[ "$need_bench" = 1 ] && { [ "$need_libs" = 1 ] && est=$((est + per)) || est=$((est + per + per)); }
 [ "$need_server" = 1 ] && est=$((est + per * 2))  # measured: the server is ~2x the libraries
 hi_log "building llama.cpp $LLAMA_CPP_PYTHON_VERSION (first run only, ~$est min)..."
 t0=$(date +%s)
@@ -176,9 +181,28 @@ build_server() {
     printf '%s' "$STAMP_WANT" > "$SERVER_STAMP"
 }
 
+# llama-bench: the libraries' build dir (made here when only the bench is added), plus the
+# common library it needs. Only the bench target is built, so its files are copied by hand
+# instead of `cmake --install`; libraries the prefix already holds are left alone.
+build_bench() {
+    local lib
+    hi_log "building llama-bench"
+    run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
+        -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON
+    run_build "$CMAKE" --build "$BLD" -j "$JOBS" --target llama-bench
+    mkdir -p "$LLAMA_PREFIX/bin" "$LLAMA_PREFIX/lib"
+    while IFS= read -r lib; do
+        [ -e "$LLAMA_PREFIX/lib/$(basename "$lib")" ] || cp -P "$lib" "$LLAMA_PREFIX/lib/"
+    done < <(find "$BLD" \( -name 'libllama-common.so*' -o -name 'libllama-bench-impl.so*' \) \( -type f -o -type l \))
+    cp "$BLD/bin/llama-bench" "$LLAMA_PREFIX/bin/.llama-bench.new"
+    mv -f "$LLAMA_PREFIX/bin/.llama-bench.new" "$LLAMA_PREFIX/bin/llama-bench"
+    printf '%s' "$STAMP_WANT" > "$BENCH_STAMP"
+}
+
 if [ "$need_libs" = 0 ]; then
-    build_server
-    hi_log "llama-server added to $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"
+    [ "$need_server" = 1 ] && build_server
+    [ "$need_bench" = 1 ] && build_bench
+    hi_log "llama.cpp tools added to $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"
     exit 0
 fi
 
@@ -186,24 +210,12 @@ fi
 run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF
 run_build "$CMAKE" --build "$BLD" -j "$JOBS"
-rm -f "$STAMP" "$SERVER_STAMP"
+rm -f "$STAMP" "$SERVER_STAMP" "$BENCH_STAMP"
 case "$LLAMA_PREFIX" in
     "$HI_CACHE"/*) rm -rf "$LLAMA_PREFIX" ;;  # our own cache dir: start clean
 esac
 run_quiet "$CMAKE" --install "$BLD"
 
-# llama-bench: same build dir and flags, plus the common library it needs. Only the
-# bench target is built, so its files are copied by hand instead of `cmake --install`.
-if [ "$LLAMA_BENCH" = "ON" ]; then
-    hi_log "building llama-bench"
-    run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
-        -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON
-    run_build "$CMAKE" --build "$BLD" -j "$JOBS" --target llama-bench
-    mkdir -p "$LLAMA_PREFIX/bin"
-    cp -P "$BLD"/bin/llama-bench "$LLAMA_PREFIX/bin/"
-    find "$BLD" \( -name 'libllama-common.so*' -o -name 'libllama-bench-impl.so*' \) \
-        -exec cp -P {} "$LLAMA_PREFIX/lib/" \;
-fi
 
 # pkg-config file with our absolute prefix (replaces the upstream one).
 mkdir -p "$LLAMA_PREFIX/lib/pkgconfig"
@@ -233,5 +245,6 @@ if command -v ldd >/dev/null 2>&1; then
 fi
 
 printf '%s' "$STAMP_WANT" > "$STAMP"
+[ "$need_bench" = 1 ] && build_bench
 [ "$need_server" = 1 ] && build_server
 hi_log "llama.cpp $LLAMA_CPP_PYTHON_VERSION installed in $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"
