@@ -25,7 +25,8 @@ import HybridInferenceCore
 /// window), refused when their K/V would pass `maximumCacheBytes`; a model
 /// whose step takes more than `maximumStepSeconds` is not timed this way (the
 /// graph, whose cost does not grow with the weights, measures instead); no
-/// new repetition starts past `timeBudget`.
+/// new repetition starts past `timeBudget` once every depth has
+/// `minimumRepetitions`.
 enum AttentionStepCalibration {
   /// The most K/V bytes of one calibration context: 128 MiB.
   static let maximumCacheBytes = 128 << 20
@@ -45,15 +46,27 @@ enum AttentionStepCalibration {
   /// The most repetitions at the deepest depth while its pairs leave the
   /// verdict open (`AttentionCalibration.isUnresolved`): 30.
   static let maximumRepetitions = 30
-  /// Seconds after which no further repetition starts (two per depth always run).
+  /// Seconds after which no further repetition starts, once a depth has
+  /// `minimumRepetitions`.
   static let timeBudget = 0.7
+  /// The timed repetitions every depth gets, past the time budget: 5.
+  ///
+  /// Why not fewer: the deepest depth runs first and on a slow or busy host
+  /// spends the whole budget (SmolLM2 at 23-28 ms a step on an AMD EPYC whose
+  /// llama-bench decoded at half its usual speed, RESULTS.md §1d). With two
+  /// pairs left to depth 0, one stalled step read off 38% slower there
+  /// (llama-bench: 7%), and that one median outweighed off's 16% lead at
+  /// 1,024 tokens in the worst-depth reading (`wholeStepVerdict`). Five pairs
+  /// cost SmolLM2 on such a host about 0.2 s more at 0 and 256 together.
+  static let minimumRepetitions = 5
 
   /// Times `model`'s decode step at each of `depths`, both ways; the calling
   /// thread must be a compute lane (`ComputeLanes`). A failure when the first
-  /// step takes over `slowestStep` seconds (tests lower it).
+  /// step takes over `slowestStep` seconds; no repetition past
+  /// `minimumRepetitions` starts after `budget` seconds (tests lower both).
   static func measure(
     model: LlamaModel, shape: AttentionCalibrationGraph.Shape, depths: [Int], threads: Int, batchSize: Int,
-    slowestStep: Double = maximumStepSeconds
+    slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
   ) -> Result<AttentionCalibration.Timings, AttentionCalibration.Failure> {
     guard let deepest = depths.max(), depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
       return .failure(.init(reason: "no depth to measure"))
@@ -86,7 +99,7 @@ enum AttentionStepCalibration {
         while round <= limit {
           defer { round += 1 }
           let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
-          if round > 2, elapsed > timeBudget { break }
+          if round > minimumRepetitions, elapsed > budget { break }
           // The deepest depth decides: while its pairs cannot yet tell the
           // settings apart from a tie, 5 more, up to `maximumRepetitions`.
           if round == limit, done == 0, limit < maximumRepetitions,
