@@ -54,10 +54,11 @@ enum AttentionStepCalibration {
   /// Why not fewer: the deepest depth runs first and on a slow or busy host
   /// spends the whole budget (SmolLM2 at 23-28 ms a step on an AMD EPYC whose
   /// llama-bench decoded at half its usual speed, RESULTS.md §1d). With two
-  /// pairs left to depth 0, one stalled step read off 38% slower there
-  /// (llama-bench: 7%), and that one median outweighed off's 16% lead at
-  /// 1,024 tokens in the worst-depth reading (`wholeStepVerdict`). Five pairs
-  /// cost SmolLM2 on such a host about 0.2 s more at 0 and 256 together.
+  /// pairs left to depth 0, one stalled step read off 38% slower there, where
+  /// five pairs in later processes on that host read 20-21% and
+  /// llama-bench 19%; depth 0 weighs in the worst-depth reading
+  /// (`wholeStepVerdict`) as much as 1,024. Five pairs cost SmolLM2 on such a
+  /// host about 0.2 s more at 0 and 256 together.
   static let minimumRepetitions = 5
 
   /// Times `model`'s decode step at each of `depths`, both ways; the calling
