@@ -17,7 +17,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// that a near tie, where the noise of one calibration on shared cores is
   /// as large, does not flip from one process to the next. Every depth
   /// gets at least five timed pairs. It costs 0.6-0.9 s for SmolLM2-sized
-  /// models on 2 cores (about 1.4 s on a host at half that speed) and runs
+  /// models on 2 cores (1.3-1.6 s on a host at half that speed) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model

@@ -34,14 +34,15 @@ enum AttentionStepCalibration {
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
   /// hundreds, and its whole calibration would take seconds).
   static let maximumStepSeconds = 0.06
-  /// Timed repetitions of a (depth, setting) cell after one warm-up: 5 per
-  /// unit of the depth's weight (`AttentionCalibration.weight(ofDepth:)`),
-  /// at most 15, so 5 at depth 0, 10 at 256 and 15 at 1,024, where the
+  /// Timed repetitions of a (depth, setting) cell after one warm-up:
+  /// `minimumRepetitions` per unit of the depth's weight
+  /// (`AttentionCalibration.weight(ofDepth:)`), at most 15, so 5 at depth 0,
+  /// 10 at 256 and 15 at 1,024, where the
   /// decision is made (25 there cost SmolLM2 0.85 s in all):
   /// SmolLM2's two settings are 1-5% apart there on an AMD EPYC, and one
   /// step's noise on shared cores is ±5%.
   static func repetitions(atDepth depth: Int) -> Int {
-    min(15, Int((5 * AttentionCalibration.weight(ofDepth: depth)).rounded()))
+    min(15, Int((Double(minimumRepetitions) * AttentionCalibration.weight(ofDepth: depth)).rounded()))
   }
   /// The most repetitions at the deepest depth while its pairs leave the
   /// verdict open (`AttentionCalibration.isUnresolved`): 30.
@@ -49,7 +50,8 @@ enum AttentionStepCalibration {
   /// Seconds after which no further repetition starts, once a depth has
   /// `minimumRepetitions`.
   static let timeBudget = 0.7
-  /// The timed repetitions every depth gets, past the time budget: 5.
+  /// The timed repetitions every depth gets, past the time budget, and the
+  /// unit of `repetitions(atDepth:)`: 5.
   ///
   /// Why not fewer: the deepest depth runs first and on a slow or busy host
   /// spends the whole budget (SmolLM2 at 23-28 ms a step on an AMD EPYC whose
