@@ -23,7 +23,7 @@
 enum SequenceStateLayout {
   /// The magic and the sequence id.
   static let tagSize = 8
-  private static let cellSize = 12
+  static let cellSize = 12
 
   /// The kept form of `raw`, the state of sequence `sequence` of a context of
   /// `streams` streams holding `tokens` cells; nil when it is not laid out so.

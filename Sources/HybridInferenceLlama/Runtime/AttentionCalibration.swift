@@ -72,6 +72,10 @@ enum AttentionCalibration {
     /// True for the fused kernel; nil for a tie or a failed measurement (the caller's fallback decides).
     var flash: Bool?
     var reason: String
+    /// With `flash` true: the depth (tokens in the cache) from which a
+    /// context is better made without the kernel (`switchDepth(_:)`); nil
+    /// when one setting serves every depth.
+    var offFromDepth: Int? = nil
     /// True when nothing was measured for a reason of the moment (the OS
     /// refused a compute thread): such a verdict is neither remembered nor
     /// stored, so the next load measures.
@@ -159,6 +163,9 @@ enum AttentionCalibration {
     let worst =
       "on up to \(percent(on.fraction, signed: false)) behind at depth \(on.depth), "
       + "off up to \(percent(off.fraction, signed: false)) at \(off.depth)"
+    if let depth = switchDepth(depths) {
+      return Verdict(flash: true, reason: "on below depth \(depth), off from it (\(worst)), \(summary)", offFromDepth: depth)
+    }
     if change >= stepTieMargin, on.fraction - off.fraction > stepTieMargin {
       return Verdict(flash: false, reason: "off (\(percent(change)) with it on; \(worst)), \(summary)")
     }
@@ -169,6 +176,35 @@ enum AttentionCalibration {
       flash: true,
       reason:
         "on, llama.cpp's default: off not clearly faster (\(percent(change)) with it on; \(worst)), \(summary)")
+  }
+
+  /// The depth from which off is faster, when the two settings cross: on
+  /// clearly faster (by more than `stepTieMargin`) at the shallowest depth,
+  /// and clearly slower at the deepest and every measured depth down to
+  /// some depth; the crossing is where the difference in time, linear
+  /// between the last depth where on is not clearly slower and the next,
+  /// reaches zero (that depth itself when off is already ahead there).
+  ///
+  /// Why: on an AMD EPYC at half the usual speed llama-bench read SmolLM2's
+  /// step 19% faster with it on at depth 0 and 18% slower at 1,024 in one
+  /// minute (RESULTS.md §1d), so that one setting per context misses by
+  /// 18-19% at one end whichever it is. A context that starts on and is
+  /// made again off once a conversation passes the crossing
+  /// (`BatchedContext.fitWindow`) is within the interpolation's error of
+  /// the faster at every depth. Where one end is within the margin (a near
+  /// tie, the noise of one calibration), there is no crossing, so the
+  /// setting does not move with the noise.
+  static func switchDepth(_ depths: [Depth]) -> Int? {
+    func onClearlyBehind(_ depth: Depth) -> Bool { depth.on > 0 && 1 - depth.off / depth.on > stepTieMargin }
+    guard let first = depths.first, first.off > 0, 1 - first.on / first.off > stepTieMargin,
+      var from = depths.indices.last, from > 0, onClearlyBehind(depths[from])
+    else { return nil }
+    while from > 1, onClearlyBehind(depths[from - 1]) { from -= 1 }
+    let (shallow, deep) = (depths[from - 1], depths[from])
+    let (before, after) = (shallow.on - shallow.off, deep.on - deep.off)
+    guard before < 0, after > before else { return shallow.depth }
+    let span = Double(deep.depth - shallow.depth) * -before / (after - before)
+    return shallow.depth + Int(span.rounded())
   }
 
   /// Whether `cell`'s whole-step pairs leave its verdict open. For whole

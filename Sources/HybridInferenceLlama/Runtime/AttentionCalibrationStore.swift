@@ -44,8 +44,9 @@ final class AttentionCalibrationStore: Sendable {
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
         // Decisions of the attention-only calibration (before whole steps), of
         // whole steps under the 3% margin (before 5%) and of the weighted total
-        // alone (before the worst depth too) are measured again.
-        "calibration steps, off when clearly faster in all and at the worst depth",
+        // alone (before the worst depth too), and of one setting for every
+        // depth (before the switch where the two cross) are measured again.
+        "calibration steps, on then off where the two cross, else off when clearly faster in all and at the worst depth",
       ].joined(separator: "\n")
     }
 
@@ -66,6 +67,8 @@ final class AttentionCalibrationStore: Sendable {
     /// True for the fused kernel, false without, nil for even (the fallback decides).
     var flash: Bool?
     var reason: String
+    /// The depth from which off, with `flash` true (`AttentionCalibration.Verdict.offFromDepth`).
+    var offFromDepth: Int?
   }
 
   /// What the locks guard: the process's measurements, by key, and the
@@ -120,16 +123,18 @@ final class AttentionCalibrationStore: Sendable {
     let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
     guard count > 0, count <= maximumFileBytes,
       let record = try? JSONDecoder().decode(Record.self, from: Data(bytes.prefix(count))),
-      record.version == 1, record.key == key.text, record.reason.utf8.count <= 4096
+      record.version == 1, record.key == key.text, record.reason.utf8.count <= 4096,
+      record.offFromDepth.map({ $0 > 0 && record.flash == true }) ?? true
     else { return nil }
-    return AttentionCalibration.Verdict(flash: record.flash, reason: "\(record.reason), stored")
+    return AttentionCalibration.Verdict(
+      flash: record.flash, reason: "\(record.reason), stored", offFromDepth: record.offFromDepth)
   }
 
   /// Writes `verdict` for `key` into `directory` (made 0700 if missing), as a
   /// 0600 file renamed into place; gives up silently, since the only cost of
   /// a missing file is a calibration in the next process.
   static func store(_ verdict: AttentionCalibration.Verdict, key: Key, directory: URL) {
-    let record = Record(key: key.text, flash: verdict.flash, reason: verdict.reason)
+    let record = Record(key: key.text, flash: verdict.flash, reason: verdict.reason, offFromDepth: verdict.offFromDepth)
     guard let data = try? JSONEncoder().encode(record),
       (try? FileManager.default.createDirectory(
         at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil

@@ -33,8 +33,24 @@ enum AttentionChoice {
 
   /// The setting given to llama.cpp and why, for the log.
   struct Decision: Sendable, Equatable {
+    /// The setting a context starts with.
     var type: llama_flash_attn_type
     var reason: String
+    /// The depth from which a context is made without the kernel instead
+    /// (`AttentionCalibration.switchDepth`); nil when `type` serves every depth.
+    var offFromDepth: Int? = nil
+
+    /// The setting for a context whose deepest conversation is `depth` tokens
+    /// deep where its next answer starts.
+    func type(atDepth depth: Int) -> llama_flash_attn_type {
+      guard let offFromDepth, depth >= offFromDepth else { return type }
+      return LLAMA_FLASH_ATTN_TYPE_DISABLED
+    }
+
+    /// Every setting a context of this decision can be in: the start's, and off past the switch.
+    var types: [llama_flash_attn_type] {
+      offFromDepth == nil || type == LLAMA_FLASH_ATTN_TYPE_DISABLED ? [type] : [type, LLAMA_FLASH_ATTN_TYPE_DISABLED]
+    }
   }
 
   /// The llama.cpp setting for `setting`; `calibrate` is called only for
@@ -57,7 +73,7 @@ enum AttentionChoice {
     }
     return Decision(
       type: flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED,
-      reason: "\(verdict.reason) (automatic, calibrated)")
+      reason: "\(verdict.reason) (automatic, calibrated)", offFromDepth: flash ? verdict.offFromDepth : nil)
   }
 
   /// The head-width rule, for a tie or a failed calibration: on for heads

@@ -96,15 +96,55 @@ final class FlashAttentionTests: XCTestCase {
   }
 
   /// The process of 2026-12-02 07:02 (AMD EPYC, SmolLM2): on 23% faster at
-  /// depth 0, 10% slower at 1,024. Weighted to depth that is +5.4% with it
-  /// on, which alone said off, and the process decoded at 0.92 of
-  /// llama-bench's best at depth 0; at the worst depth on is 9% behind and
-  /// off 23%, so it stays on.
-  func testOffClearlyFasterInTheWeightedTotal_butFurtherBehindAtItsWorstDepth_keepsItOn() {
+  /// depth 0, 4% slower at 256 and 10% at 1,024. Weighted to depth that is
+  /// +5.4% with it on, which alone said off, and the process decoded at
+  /// 0.92 of llama-bench's best at depth 0. The two cross: on, and off from
+  /// 256, where off is already ahead (within the margin).
+  func testOnFarAheadAtDepthZero_andClearlyBehindDeep_startsOn_andSwitchesOffWhereTheyCross() {
     let verdict = AttentionCalibration.decide(steps([(5.61, 7.27), (7.82, 7.48), (10.21, 9.28)]))
     XCTAssertEqual(verdict.flash, true, verdict.reason)
-    XCTAssertTrue(verdict.reason.hasPrefix("on (+5.3% with it on"), verdict.reason)
+    XCTAssertEqual(verdict.offFromDepth, 256, verdict.reason)
+    XCTAssertTrue(verdict.reason.hasPrefix("on below depth 256, off from it"), verdict.reason)
     XCTAssertTrue(verdict.reason.contains("on up to 9.1% behind at depth 1024, off up to 22.8% at 0"), verdict.reason)
+  }
+
+  /// The half-speed AMD EPYC of 2026-12-03 (llama-bench, SmolLM2): on 19%
+  /// faster at depth 0, 9% slower at 256 and 17% at 1,024. The crossing is
+  /// where the difference in ms, linear from 0 to 256, is zero: 2.56 ms
+  /// ahead at 0, 1.3 ms behind at 256, so 256 x 2.56 / 3.86 = 170.
+  func testTheCrossing_isInterpolatedBetweenTheLastDepthOnLeadsAndTheFirstItTrails() {
+    let verdict = AttentionCalibration.decide(steps([(10.94, 13.5), (14.3, 13.0), (23.5, 19.5)]))
+    XCTAssertEqual(verdict.offFromDepth, 170, verdict.reason)
+    // The decision: on below the crossing, off from it.
+    let decision = AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_ENABLED, reason: "", offFromDepth: 170)
+    XCTAssertEqual(
+      [0, 169, 170, 3000].map { decision.type(atDepth: $0) },
+      [LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_DISABLED,
+       LLAMA_FLASH_ATTN_TYPE_DISABLED])
+    XCTAssertEqual(decision.types, [LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_DISABLED])
+  }
+
+  /// No crossing where either end is within the 5% margin (a near tie moves
+  /// with the noise, and so would the setting), nor where off leads at
+  /// depth 0 (the Xeon: off everywhere), nor for attention alone.
+  func testNoCrossing_whereEitherEndIsANearTie_orOnNeverLeads() {
+    for medians in [
+      [(5.0, 6.0), (7.1, 7.0), (9.3, 9.0)],  // deep within 5%: on
+      [(5.8, 6.0), (7.6, 7.0), (9.9, 9.0)],  // depth 0 within 5%: on (default)
+      [(6.6, 6.0), (15.4, 7.0), (22.5, 9.0)],  // the Xeon: off
+    ] {
+      let verdict = AttentionCalibration.decide(steps(medians))
+      XCTAssertNil(verdict.offFromDepth, verdict.reason)
+      XCTAssertFalse(verdict.reason.contains("below depth"), verdict.reason)
+    }
+    var graph = steps([(5.0, 6.0), (7.6, 7.0), (9.9, 9.0)])
+    graph.wholeSteps = false
+    XCTAssertNil(AttentionCalibration.decide(graph).offFromDepth)
+    // A crossing on a verdict that is not on is never given to a context.
+    let off = AttentionCalibration.Verdict(flash: false, reason: "off", offFromDepth: 100)
+    XCTAssertEqual(
+      AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "").types, [LLAMA_FLASH_ATTN_TYPE_DISABLED])
+    XCTAssertNil(off.flash == true ? off.offFromDepth : nil)
   }
 
   /// Off wins only on both readings: the Xeon's whole steps (on 1.1x at
@@ -117,10 +157,10 @@ final class FlashAttentionTests: XCTestCase {
     XCTAssertTrue(xeon.reason.hasPrefix("off (+"), xeon.reason)
     let everywhere = AttentionCalibration.decide(steps([(6.48, 6.0), (7.56, 7.0), (9.72, 9.0)]))
     XCTAssertEqual(everywhere.flash, false, everywhere.reason)
-    // Off 7% faster at 256 and 1,024 (+6.5% weighted), on 8% faster at depth 0: even at the worst depth.
+    // Off 7% faster at 256 and 1,024 (+6.5% weighted), on 8% faster at depth 0: they cross.
     let split = AttentionCalibration.decide(steps([(5.52, 6.0), (7.56, 7.0), (9.72, 9.0)]))
     XCTAssertEqual(split.flash, true, split.reason)
-    XCTAssertTrue(split.reason.hasPrefix("on, llama.cpp's default: off not clearly faster"), split.reason)
+    XCTAssertEqual(split.offFromDepth, 118, split.reason)
     // On clearly faster: said so, not as a tie.
     let on = AttentionCalibration.decide(steps([(5.0, 6.0), (6.0, 7.0), (8.0, 9.0)]))
     XCTAssertTrue(on.reason.hasPrefix("on (-"), on.reason)

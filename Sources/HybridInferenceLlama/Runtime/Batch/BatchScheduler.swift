@@ -109,7 +109,7 @@ extension BatchedContext {
     // Fitted once the prefix is kept (a new conversation keeps little of a
     // long one's cells, and only kept cells move); the prefix is kept again
     // after, since cells that did not move are gone.
-    if fitWindow(toHold: prompt.count + reserve) {
+    if fitWindow(toHold: prompt.count + reserve, depth: prompt.count) {
       (context, memory) = try current()
       turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
     }

@@ -58,8 +58,9 @@ final class BatchedContext: @unchecked Sendable {
   let state: Locked<State>
   /// Where turns' states are saved and looked up, if the model value has a cache.
   let promptCache: PromptCache?
-  /// What a saved state must have been made with to load here.
-  let cacheKey: PromptCacheKey?
+  /// What a saved state must have been made with to load here, for each
+  /// flash-attention setting the context can be in (`attention`).
+  private let cacheKeys: [(type: llama_flash_attn_type, key: PromptCacheKey)]
   /// Where the scheduler runs: `ComputeLanes.shared`, or lanes whose
   /// threads the OS refuses, in tests.
   let lanes: ComputeLanes
@@ -78,6 +79,10 @@ final class BatchedContext: @unchecked Sendable {
   /// (`WindowGrowth`). Under `creation`,
   /// like `pointer`: `makeContext` reads it for `prepare()` on another thread.
   var cells: Int
+  /// The flash-attention setting the context is made with now: the
+  /// decision's, and off past its switch depth (`WindowGrowth`). Under
+  /// `creation`, like `cells`.
+  var attention: llama_flash_attn_type
   /// True once making the window again (larger or smaller) failed (no
   /// memory): it stays as it is from then on.
   var windowGrowthFailed = false
@@ -101,9 +106,11 @@ final class BatchedContext: @unchecked Sendable {
     self.settings = settings
     self.promptCache = promptCache
     self.lanes = lanes
-    self.cacheKey = promptCache.map { _ in
-      PromptCacheKey(model: model.fingerprint, flashAttention: settings.flashAttention.type)
-    }
+    self.cacheKeys =
+      promptCache == nil
+      ? []
+      : settings.flashAttention.types.map { ($0, PromptCacheKey(model: model.fingerprint, flashAttention: $0)) }
+    self.attention = settings.flashAttention.type
     self.cells = min(Self.window(of: settings), Self.initialCells)
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
@@ -192,6 +199,13 @@ final class BatchedContext: @unchecked Sendable {
   /// Cells of KV cache each sequence has now (for tests and benchmarks).
   var cellsPerSequence: Int { creation.withLock { cells } }
 
+  /// The key of the states the context saves and loads now: its attention
+  /// setting's (a state of the other setting has V laid out otherwise).
+  var cacheKey: PromptCacheKey? {
+    let type = creation.withLock { attention }
+    return cacheKeys.first { $0.type == type }?.key
+  }
+
   /// Makes the llama context now, so that the first request does not wait
   /// for its KV cache to be allocated and cleared.
   ///
@@ -241,16 +255,17 @@ final class BatchedContext: @unchecked Sendable {
     params.n_threads_batch = Int32(settings.threads)
     params.no_perf = true
     // The KV types stay llama.cpp's defaults and flash attention is the
-    // decided one: the prompt cache's key (`PromptCacheKey(model:flashAttention:)`)
-    // reads the same.
-    params.flash_attn_type = settings.flashAttention.type
+    // decided one for the depth: the prompt cache's key (`cacheKey`) reads the same.
+    params.flash_attn_type = attention
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
     guard let context = llama_init_from_model(model.pointer, params) else {
       throw .generationFailed("llama.cpp could not create a context of \(share * sequences) tokens")
     }
+    let decision = settings.flashAttention
+    let switched = attention == decision.type ? "" : "off, a conversation past depth \(decision.offFromDepth ?? 0): "
     LlamaBackend.logSink.current.log(
-      LogRecord(level: .info, category: .local, message: "flash attention \(settings.flashAttention.reason)"))
+      LogRecord(level: .info, category: .local, message: "flash attention \(switched)\(decision.reason)"))
     if promptCache != nil {
       let tag = Self.stateTag(of: context)
       stateTag.withLock { $0 = tag }

@@ -51,22 +51,34 @@ extension BatchedContext {
   }
 
   /// Makes the context again for a starting turn that needs `tokens` tokens
-  /// of its sequence: larger when it has fewer cells (`growWindow`), smaller
-  /// when it holds far more than anything needs (`shrinkWindow`). Returns
-  /// true when it made it again (the caller reads the new context).
-  func fitWindow(toHold tokens: Int) -> Bool {
-    growWindow(toHold: tokens) || shrinkWindow(toHold: tokens)
+  /// of its sequence and answers from `depth` tokens: larger when it has
+  /// fewer cells (`growWindow`), smaller when it holds far more than
+  /// anything needs (`shrinkWindow`), and with the attention setting the
+  /// decision gives that depth (`AttentionChoice.Decision.type(atDepth:)`)
+  /// when it has the other. Returns true when it made it again (the caller
+  /// reads the new context).
+  ///
+  /// The setting follows the deepest active conversation: one context, one
+  /// setting. It turns off as a conversation passes the switch depth, and
+  /// back on only with a context made smaller for a new, short one, so a
+  /// conversation near the switch does not make the context again every turn.
+  func fitWindow(toHold tokens: Int, depth: Int) -> Bool {
+    let deepest = active.map { caches[$0.sequence].tokens.count }.reduce(depth, max)
+    let wanted = settings.flashAttention.type(atDepth: deepest)
+    return growWindow(toHold: tokens, attention: wanted) || shrinkWindow(toHold: tokens, attention: wanted)
+      || switchAttention(to: wanted)
   }
 
   /// Makes the context again with room for `tokens` tokens per sequence when
-  /// it has fewer cells. Returns true when it made it again (the caller reads
-  /// the new context); false when it had room, or cannot grow (no memory).
-  func growWindow(toHold tokens: Int) -> Bool {
+  /// it has fewer cells, with `attention` (the setting it has when nil).
+  /// Returns true when it made it again (the caller reads the new context);
+  /// false when it had room, or cannot grow (no memory).
+  func growWindow(toHold tokens: Int, attention wanted: llama_flash_attn_type? = nil) -> Bool {
     let window = Self.window(of: settings)
     return creation.withLock { () -> Bool in
       let target = Self.cells(toHold: tokens, window: window)
       guard target > cells, !windowGrowthFailed else { return false }
-      return remake(cells: target)
+      return remake(cells: target, attention: wanted ?? attention)
     }
   }
 
@@ -81,40 +93,57 @@ extension BatchedContext {
   /// to them). Half, so that a conversation growing again by a turn does not
   /// make the context again at once; at least `initialCells`, where every
   /// context starts.
-  private func shrinkWindow(toHold tokens: Int) -> Bool {
+  private func shrinkWindow(toHold tokens: Int, attention wanted: llama_flash_attn_type) -> Bool {
     guard active.count == 1 else { return false }
     let held = caches.map(\.tokens.count).max() ?? 0
     let window = Self.window(of: settings)
     return creation.withLock { () -> Bool in
       let target = max(min(window, Self.initialCells), Self.cells(toHold: max(tokens, held), window: window))
       guard target <= cells / 2, !windowGrowthFailed else { return false }
-      return remake(cells: target)
+      return remake(cells: target, attention: wanted)
+    }
+  }
+
+  /// Makes the context again at its size with `wanted` when it has the
+  /// other setting and no turn is past the switch with a shorter one active
+  /// (only off is ever switched to here: a context turns on again only
+  /// when it shrinks). Returns true when it made it again.
+  private func switchAttention(to wanted: llama_flash_attn_type) -> Bool {
+    creation.withLock { () -> Bool in
+      guard wanted == LLAMA_FLASH_ATTN_TYPE_DISABLED, attention != wanted, !windowGrowthFailed else { return false }
+      return remake(cells: cells, attention: wanted)
     }
   }
 
   /// Makes the context again with `target` cells per sequence, every
   /// sequence's cells moved across; called under `creation`. Returns false
   /// when there was no context to remake.
-  private func remake(cells target: Int) -> Bool {
+  private func remake(cells target: Int, attention wanted: llama_flash_attn_type) -> Bool {
     guard let old = pointer else { return false }
     // Copied out first; the old context goes before the new one is made,
     // so peak memory is the new one and the states' used cells.
-    let states = caches.map { cache -> [UInt8]? in
+    let transpose = wanted == attention ? nil : wanted == LLAMA_FLASH_ATTN_TYPE_DISABLED
+    let streams = caches.count
+    let states = caches.enumerated().map { index, cache -> [UInt8]? in
       guard !cache.tokens.isEmpty else { return nil }
       let size = llama_state_seq_get_size(old, cache.id)
       var bytes = [UInt8](repeating: 0, count: size)
       guard size > 0, llama_state_seq_get_data(old, &bytes, size, cache.id) == size else { return nil }
-      return bytes
+      guard let transpose else { return bytes }
+      // The other setting reads V laid out the other way: rewritten, or decoded again.
+      return SequenceStateLayout.canonical(bytes, sequence: index, streams: streams, tokens: cache.tokens.count)
+        .flatMap { SequenceStateLayout.withValues(transposed: transpose, $0, tokens: cache.tokens.count) }
+        .map { SequenceStateLayout.expanded($0, sequence: index, streams: streams) }
     }
     llama_free(old)
     pointer = nil
-    let previous = cells
-    cells = target
+    let previous = (cells, attention)
+    (cells, attention) = (target, wanted)
     do {
       pointer = try makeContext(sequences: caches.count)
     } catch {
       windowGrowthFailed = true
-      cells = previous
+      (cells, attention) = previous
       pointer = try? makeContext(sequences: caches.count)  // nil: the scheduler fails its turns
     }
     for (index, state) in states.enumerated() {
