@@ -74,12 +74,16 @@ enum DepthBenchmark {
     return (Double(generated - 1) / (ContinuousClock.now - first).seconds, depth, generated)
   }
 
-  /// The library with flash attention off and on, and how `.automatic` decides.
+  /// The library with flash attention off, on and `.automatic`, and how `.automatic` decides.
   struct Models {
     let off: LocalSystemModel
     let on: LocalSystemModel
+    /// Measured itself, not inferred from `off` and `on`: where the two
+    /// settings cross it switches mid-conversation (`FlashAttention`).
+    let automatic: LocalSystemModel
     let decision: Decision
-    func model(_ flag: Int) -> LocalSystemModel { flag == 1 ? on : off }
+    /// 0: off, 1: on, 2: `.automatic`.
+    func model(_ flag: Int) -> LocalSystemModel { [off, on, automatic][flag] }
   }
 
   struct Reference {
@@ -110,8 +114,9 @@ enum DepthBenchmark {
       let models = Models(
         off: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .off),
         on: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: .on),
+        automatic: LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads),
         decision: decision)
-      for model in [models.off, models.on] {
+      for model in [models.off, models.on, models.automatic] {
         try await model.prepare()
         _ = try await streamed("Hi", model: model, tokens: 8)  // warm-up
       }
@@ -133,7 +138,7 @@ enum DepthBenchmark {
   static func table(models: Models, reference: Reference, runs: Int) async throws {
     print(
       "depth  tokens  rounds  lib off  bench -fa 0  off ratio (spread)   lib on  bench -fa 1  on ratio (spread)    "
-        + ".automatic (-fa \(models.decision.flag)) / faster (spread)")
+        + ".automatic (measured) / faster (spread)")
     print(
       "(faster: the llama-bench setting ahead by the median of the rounds' -fa 1 / -fa 0; \"per-round max\": against the "
         + "higher of each round's two, which noise biases upward)")
@@ -146,13 +151,12 @@ enum DepthBenchmark {
       // Round 0 runs ours first and measures the depth llama-bench is given.
       var measured = 0
       for round in 0..<rounds {
-        var ours = (off: Double.nan, on: Double.nan)
+        var ours = [Double.nan, .nan, .nan]
         func library() async throws {
-          for flag in [0, 1] {
+          for flag in [0, 1, 2] {
             let text = try await prompt(depth: depth, model: models.model(flag), run: round)
             let sample = try await streamed(text, model: models.model(flag), tokens: 128)
-            measured = sample.depth
-            if flag == 0 { ours.off = sample.rate } else { ours.on = sample.rate }
+            (measured, ours[flag]) = (sample.depth, sample.rate)
           }
         }
         var bench = (off: Double.nan, on: Double.nan)
@@ -163,12 +167,12 @@ enum DepthBenchmark {
           bench = try reference.decode(depth: measured, generate: 128)
           try await library()
         }
-        ratios.off.append(ours.off / bench.off)
-        ratios.on.append(ours.on / bench.on)
-        ratios.automatic.append((models.decision.flag == 1 ? ours.on : ours.off) / max(bench.off, bench.on))
-        rates.automatic.append(models.decision.flag == 1 ? ours.on : ours.off)
-        rates.off.append(ours.off)
-        rates.on.append(ours.on)
+        ratios.off.append(ours[0] / bench.off)
+        ratios.on.append(ours[1] / bench.on)
+        ratios.automatic.append(ours[2] / max(bench.off, bench.on))
+        rates.automatic.append(ours[2])
+        rates.off.append(ours[0])
+        rates.on.append(ours[1])
         rates.benchOff.append(bench.off)
         rates.benchOn.append(bench.on)
       }

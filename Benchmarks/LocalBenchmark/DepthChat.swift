@@ -3,7 +3,7 @@ import HybridInferenceCore
 import HybridInferenceLlama
 
 /// Ten turns of one conversation, 64 tokens decoded a turn, with flash
-/// attention off and on (a session on each model value): each turn's decode
+/// attention off, on and `.automatic` (a session on each model value): each turn's decode
 /// beside llama-bench tg64 `-fa 0,1` at that turn's depth, right before it
 /// (after the first repetition).
 /// The chat runs `runs` times over (new sessions, the same turns), and each
@@ -17,12 +17,12 @@ enum DepthChat {
   ) async throws {
     var models = try await fresh()
     let renew = ProcessInfo.processInfo.environment["HI_CHAT_FRESH"] == "1"
-    // `.automatic`'s setting first: it is the goal's figure, and it then
-    // follows llama-bench's run of the same setting by a second or less.
-    // HI_CHAT_SETTING=0 or 1: that setting's sessions alone (a diagnosis:
-    // whether the two contexts, used in turn, slow each other).
+    // `.automatic` first: it is the goal's figure, and it then follows
+    // llama-bench's run by a second or less. HI_CHAT_SETTING=0 or 1: that
+    // setting's sessions alone (a diagnosis: whether the contexts, used in
+    // turn, slow each other).
     let only = ProcessInfo.processInfo.environment["HI_CHAT_SETTING"].flatMap(Int.init)
-    let order = only.map { [$0] } ?? [models.decision.flag, 1 - models.decision.flag]
+    let order = only.map { [$0] } ?? [2, 0, 1]
     let filler = try await LocalThroughput.prompt(of: 100, model: models.off)
     var ratios = (
       off: [[Double]](repeating: [], count: 10), on: [[Double]](repeating: [], count: 10),
@@ -36,10 +36,12 @@ enum DepthChat {
     )
     for repetition in 0..<runs {
       if renew, repetition > 0 { models = try await fresh() }
-      let sessions = [models.off, models.on].map { GenerativeModelSession(model: $0, logHandler: .silent) }
+      let sessions = [models.off, models.on, models.automatic].map {
+        GenerativeModelSession(model: $0, logHandler: .silent)
+      }
       for turn in 0..<10 {
         let text = "Turn \(turn + 1). \(filler)\nTell me more about the Roman Empire."
-        var ours = [Double.nan, .nan]
+        var ours = [Double.nan, .nan, .nan]
         func library() async throws {
           for flag in order {
             let sample = try await DepthBenchmark.streamed(
@@ -58,8 +60,8 @@ enum DepthChat {
         if !oursFirst { try await library() }
         ratios.off[turn].append(ours[0] / bench.off)
         ratios.on[turn].append(ours[1] / bench.on)
-        ratios.automatic[turn].append(ours[models.decision.flag] / max(bench.off, bench.on))
-        rates.automatic[turn].append(ours[models.decision.flag])
+        ratios.automatic[turn].append(ours[2] / max(bench.off, bench.on))
+        rates.automatic[turn].append(ours[2])
         rates.benchOff[turn].append(bench.off)
         rates.benchOn[turn].append(bench.on)
       }

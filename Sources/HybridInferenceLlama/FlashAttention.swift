@@ -15,8 +15,14 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// clearly faster (by over 5%) both in all, deeper steps weighing more,
   /// and at the depth where the slower setting falls furthest behind, so
   /// that a near tie, where the noise of one calibration on shared cores is
-  /// as large, does not flip from one process to the next. Every depth
-  /// gets at least five timed pairs. It costs 0.6-0.9 s for SmolLM2-sized
+  /// as large, does not flip from one process to the next. Where the two
+  /// cross (on over 5% faster at depth 0 and over 5% slower at the deepest
+  /// depths: 19% and 18% on one AMD EPYC), it is on for short conversations
+  /// and off past the crossing, interpolated between the depths measured: a
+  /// context is made again without the kernel when a turn starts past it,
+  /// its conversations' cells rewritten for the other layout (not decoded
+  /// again), and with it again once every conversation it holds is short
+  /// again. Every depth gets at least five timed pairs. It costs 0.6-0.9 s for SmolLM2-sized
   /// models on 2 cores (1.3-1.6 s on a host at half that speed) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the

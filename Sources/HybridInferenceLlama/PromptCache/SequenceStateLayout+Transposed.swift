@@ -108,7 +108,8 @@ extension SequenceStateLayout {
             let from = start + (row * columns + column) * element
             let to = base + (column * rows + row) * element
             if element == 2 {
-              output.storeBytes(of: input.loadUnaligned(fromByteOffset: from, as: UInt16.self), toByteOffset: to, as: UInt16.self)
+              output.storeBytes(
+                of: input.loadUnaligned(fromByteOffset: from, as: UInt16.self), toByteOffset: to, as: UInt16.self)
             } else {
               for byte in 0..<element { output[to + byte] = input[from + byte] }
             }

@@ -19,7 +19,9 @@ import HybridInferenceCore
 /// and that is where the two settings part), and the cheaper total wins
 /// unless the two are within `tieMargin`, where `fallback` decides. For
 /// whole steps llama.cpp's default (on) stands unless off is clearly faster
-/// both in that total and at the worst depth (`wholeStepVerdict`).
+/// both in that total and at the worst depth (`wholeStepVerdict`), and
+/// where the two clearly cross it is on below the crossing and off from it
+/// (`switchDepth`).
 enum AttentionCalibration {
   /// Relative difference under which attention alone (the graph,
   /// `AttentionCalibrationGraph`) counts as even: 3%. The head-width rule
@@ -164,7 +166,8 @@ enum AttentionCalibration {
       "on up to \(percent(on.fraction, signed: false)) behind at depth \(on.depth), "
       + "off up to \(percent(off.fraction, signed: false)) at \(off.depth)"
     if let depth = switchDepth(depths) {
-      return Verdict(flash: true, reason: "on below depth \(depth), off from it (\(worst)), \(summary)", offFromDepth: depth)
+      return Verdict(
+        flash: true, reason: "on below depth \(depth), off from it (\(worst)), \(summary)", offFromDepth: depth)
     }
     if change >= stepTieMargin, on.fraction - off.fraction > stepTieMargin {
       return Verdict(flash: false, reason: "off (\(percent(change)) with it on; \(worst)), \(summary)")

@@ -79,6 +79,11 @@ final class FlashAttentionContextTests: XCTestCase {
     }
     XCTAssertEqual(verdict.flash, true)
     XCTAssertEqual(verdict.reason, "on (-8.0%), stored")
+    // A crossing is stored with it.
+    AttentionCalibrationStore.store(
+      AttentionCalibration.Verdict(flash: true, reason: "on below depth 170", offFromDepth: 170), key: key,
+      directory: directory)
+    XCTAssertEqual(AttentionCalibrationStore.stored(key: key, directory: directory)?.offFromDepth, 170)
     let mode =
       try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(key.fileName).path)[
         .posixPermissions] as? Int
@@ -97,7 +102,12 @@ final class FlashAttentionContextTests: XCTestCase {
     let huge = Data(repeating: 0x20, count: AttentionCalibrationStore.maximumFileBytes + 10)
     let unknownVersion = try JSONEncoder().encode(
       AttentionCalibrationStore.Record(version: 2, key: key.text, flash: true, reason: "on"))
-    for contents in [Data("{not json".utf8), foreign, huge, unknownVersion, Data()] {
+    // A crossing below 1, or on a verdict that is not on, is not one the calibration writes.
+    let crossings = try [(true, -1), (true, 0), (false, 100), (nil, 100)].map { flash, depth in
+      try JSONEncoder().encode(
+        AttentionCalibrationStore.Record(key: key.text, flash: flash, reason: "on", offFromDepth: depth))
+    }
+    for contents in [Data("{not json".utf8), foreign, huge, unknownVersion, Data()] + crossings {
       try contents.write(to: path)
       let calls = Locked(0)
       let verdict = await AttentionCalibrationStore().verdict(for: key, directory: directory) {

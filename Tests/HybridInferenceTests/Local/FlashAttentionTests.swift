@@ -119,8 +119,10 @@ final class FlashAttentionTests: XCTestCase {
     let decision = AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_ENABLED, reason: "", offFromDepth: 170)
     XCTAssertEqual(
       [0, 169, 170, 3000].map { decision.type(atDepth: $0) },
-      [LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_DISABLED,
-       LLAMA_FLASH_ATTN_TYPE_DISABLED])
+      [
+        LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_DISABLED,
+        LLAMA_FLASH_ATTN_TYPE_DISABLED,
+      ])
     XCTAssertEqual(decision.types, [LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_DISABLED])
   }
 
@@ -143,7 +145,8 @@ final class FlashAttentionTests: XCTestCase {
     // A crossing on a verdict that is not on is never given to a context.
     let off = AttentionCalibration.Verdict(flash: false, reason: "off", offFromDepth: 100)
     XCTAssertEqual(
-      AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "").types, [LLAMA_FLASH_ATTN_TYPE_DISABLED])
+      AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "").types, [LLAMA_FLASH_ATTN_TYPE_DISABLED]
+    )
     XCTAssertNil(off.flash == true ? off.offFromDepth : nil)
   }
 

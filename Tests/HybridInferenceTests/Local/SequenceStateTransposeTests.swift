@@ -51,8 +51,9 @@ final class SequenceStateTransposeTests: XCTestCase {
     hugeWidth.replaceSubrange((hugeWidth.count - 16)..<(hugeWidth.count - 12), with: words([0x7FFF_FFFF]))
     var moreLayers = rows  // three layers' K where there is one's, and a V
     moreLayers.replaceSubrange(52..<56, with: words([3]))
-    for bytes in [rows + [0], Array(rows.dropLast()), quantized, oddRow, hugeRow, moreLayers, Array(rows.prefix(20)), []]
-    {
+    for bytes in [
+      rows + [0], Array(rows.dropLast()), quantized, oddRow, hugeRow, moreLayers, Array(rows.prefix(20)), [],
+    ] {
       XCTAssertNil(SequenceStateLayout.withValues(transposed: true, bytes, tokens: 3), "\(bytes)")
     }
     XCTAssertNil(SequenceStateLayout.withValues(transposed: false, hugeWidth, tokens: 3))

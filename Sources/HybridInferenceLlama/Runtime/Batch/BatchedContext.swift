@@ -199,6 +199,9 @@ final class BatchedContext: @unchecked Sendable {
   /// Cells of KV cache each sequence has now (for tests and benchmarks).
   var cellsPerSequence: Int { creation.withLock { cells } }
 
+  /// The flash-attention setting the context is made with now (for tests and benchmarks).
+  var attentionNow: llama_flash_attn_type { creation.withLock { attention } }
+
   /// The key of the states the context saves and loads now: its attention
   /// setting's (a state of the other setting has V laid out otherwise).
   var cacheKey: PromptCacheKey? {

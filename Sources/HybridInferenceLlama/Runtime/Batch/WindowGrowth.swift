@@ -31,7 +31,11 @@ import HybridInferenceCore
 ///
 /// When a new, shorter conversation starts on a context no other turn is
 /// using, the context is made smaller again the same way (`shrinkWindow`);
-/// a starting turn asks for either (`fitWindow`).
+/// a starting turn asks for either (`fitWindow`). A turn that starts past
+/// the decision's crossing (`AttentionChoice.Decision.offFromDepth`) makes
+/// it again without flash attention (`switchAttention`): the states' V is
+/// rewritten for the other layout first (`SequenceStateLayout.withValues`),
+/// since llama.cpp refuses a state saved with the other setting.
 ///
 /// The swap holds `creation` from the old context's free to the new one's
 /// store, as `ContextGrowth` does, and for the same reason.
@@ -58,12 +62,15 @@ extension BatchedContext {
   /// when it has the other. Returns true when it made it again (the caller
   /// reads the new context).
   ///
-  /// The setting follows the deepest active conversation: one context, one
-  /// setting. It turns off as a conversation passes the switch depth, and
-  /// back on only with a context made smaller for a new, short one, so a
-  /// conversation near the switch does not make the context again every turn.
+  /// The setting follows the deepest conversation the context holds (one
+  /// context, one setting), idle ones included, since they may go on: it
+  /// turns off when a turn starts past the switch depth, and on again when
+  /// every conversation held is short again (a new one replaced the long
+  /// one's cells). A conversation only deepens, so it does not switch back
+  /// and forth; two sessions taking turns do not either, since the deep
+  /// one's cells stay held.
   func fitWindow(toHold tokens: Int, depth: Int) -> Bool {
-    let deepest = active.map { caches[$0.sequence].tokens.count }.reduce(depth, max)
+    let deepest = caches.map(\.tokens.count).reduce(depth, max)
     let wanted = settings.flashAttention.type(atDepth: deepest)
     return growWindow(toHold: tokens, attention: wanted) || shrinkWindow(toHold: tokens, attention: wanted)
       || switchAttention(to: wanted)
@@ -105,12 +112,10 @@ extension BatchedContext {
   }
 
   /// Makes the context again at its size with `wanted` when it has the
-  /// other setting and no turn is past the switch with a shorter one active
-  /// (only off is ever switched to here: a context turns on again only
-  /// when it shrinks). Returns true when it made it again.
+  /// other setting. Returns true when it made it again.
   private func switchAttention(to wanted: llama_flash_attn_type) -> Bool {
     creation.withLock { () -> Bool in
-      guard wanted == LLAMA_FLASH_ATTN_TYPE_DISABLED, attention != wanted, !windowGrowthFailed else { return false }
+      guard attention != wanted, !windowGrowthFailed else { return false }
       return remake(cells: cells, attention: wanted)
     }
   }
