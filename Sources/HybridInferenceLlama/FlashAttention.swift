@@ -22,8 +22,9 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// context is made again without the kernel when a turn starts past it,
   /// its conversations' cells rewritten for the other layout (not decoded
   /// again), and with it again once every conversation it holds is short
-  /// again. Every depth gets at least five timed pairs. It costs 0.6-0.9 s for SmolLM2-sized
-  /// models on 2 cores (1.3-1.6 s on a host at half that speed) and runs
+  /// again. Every depth gets at least five timed pairs. It costs 0.6-0.9 s
+  /// for SmolLM2-sized models on 2 cores (1.3-1.6 s on a host at half that
+  /// speed) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model

@@ -21,7 +21,9 @@ import HybridInferenceCore
 ///   library file that holds `llama_decode` (found with `dladdr`), since the
 ///   state's layout and numerics are the build's.
 /// - The context's KV cache types and flash-attention setting, which change
-///   what the cells hold.
+///   what the cells hold. (A context that switches setting at a crossing
+///   looks up both of its settings' keys, rewriting the other's states:
+///   `BatchedContext.savedPrefix`.)
 struct PromptCacheKey: Sendable, Equatable {
   let hash: UInt64
 

@@ -195,8 +195,9 @@ enum AttentionCalibration {
   /// made again off once a conversation passes the crossing
   /// (`BatchedContext.fitWindow`) is within the interpolation's error of
   /// the faster at every depth. Where one end is within the margin (a near
-  /// tie, the noise of one calibration), there is no crossing, so the
-  /// setting does not move with the noise.
+  /// tie, the noise of one calibration), there is no crossing; where both
+  /// are clear of it, the crossing itself still moves a little with the
+  /// deep depths' noise (188, 189 and 256 in three processes on one host).
   static func switchDepth(_ depths: [Depth]) -> Int? {
     func onClearlyBehind(_ depth: Depth) -> Bool { depth.on > 0 && 1 - depth.off / depth.on > stepTieMargin }
     guard let first = depths.first, first.off > 0, 1 - first.on / first.off > stepTieMargin,

@@ -142,12 +142,24 @@ final class FlashAttentionTests: XCTestCase {
     var graph = steps([(5.0, 6.0), (7.6, 7.0), (9.9, 9.0)])
     graph.wholeSteps = false
     XCTAssertNil(AttentionCalibration.decide(graph).offFromDepth)
-    // A crossing on a verdict that is not on is never given to a context.
-    let off = AttentionCalibration.Verdict(flash: false, reason: "off", offFromDepth: 100)
-    XCTAssertEqual(
-      AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "").types, [LLAMA_FLASH_ATTN_TYPE_DISABLED]
-    )
-    XCTAssertNil(off.flash == true ? off.offFromDepth : nil)
+  }
+
+  /// A crossing reaches the context only with a verdict of on; a context
+  /// that starts off stays off at every depth.
+  func testACrossing_onAVerdictThatIsNotOn_isNeverGivenToAContext() async {
+    for flash in [false, nil] as [Bool?] {
+      let decision = await AttentionChoice.decide(.automatic, facts: cpu) {
+        AttentionCalibration.Verdict(flash: flash, reason: "measured", offFromDepth: 100)
+      }
+      XCTAssertNil(decision.offFromDepth, "\(String(describing: flash))")
+    }
+    let on = await AttentionChoice.decide(.automatic, facts: cpu) {
+      AttentionCalibration.Verdict(flash: true, reason: "measured", offFromDepth: 100)
+    }
+    XCTAssertEqual(on.offFromDepth, 100)
+    let startsOff = AttentionChoice.Decision(type: LLAMA_FLASH_ATTN_TYPE_DISABLED, reason: "", offFromDepth: 100)
+    XCTAssertEqual(startsOff.types, [LLAMA_FLASH_ATTN_TYPE_DISABLED])
+    XCTAssertEqual(startsOff.type(atDepth: 0), LLAMA_FLASH_ATTN_TYPE_DISABLED)
   }
 
   /// Off wins only on both readings: the Xeon's whole steps (on 1.1x at

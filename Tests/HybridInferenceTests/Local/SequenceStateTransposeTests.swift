@@ -51,9 +51,16 @@ final class SequenceStateTransposeTests: XCTestCase {
     hugeWidth.replaceSubrange((hugeWidth.count - 16)..<(hugeWidth.count - 12), with: words([0x7FFF_FFFF]))
     var moreLayers = rows  // three layers' K where there is one's, and a V
     moreLayers.replaceSubrange(52..<56, with: words([3]))
-    for bytes in [
-      rows + [0], Array(rows.dropLast()), quantized, oddRow, hugeRow, moreLayers, Array(rows.prefix(20)), [],
-    ] {
+    var noLayers = rows
+    noLayers.replaceSubrange(52..<56, with: words([0]))
+    var tooManyLayers = rows
+    tooManyLayers.replaceSubrange(52..<56, with: words([4097]))
+    var longK = rows  // a K row of 40 bytes: 120 for three cells, past the end
+    longK.replaceSubrange(60..<68, with: words([40, 0]))
+    var overflowingK = rows  // a K row of 2^63 bytes
+    overflowingK.replaceSubrange(60..<68, with: words([0xFFFF_FFFF, 0x7FFF_FFFF]))
+    let damaged = [quantized, oddRow, hugeRow, moreLayers, noLayers, tooManyLayers, longK, overflowingK]
+    for bytes in [rows + [0], Array(rows.dropLast()), Array(rows.prefix(20)), []] + damaged {
       XCTAssertNil(SequenceStateLayout.withValues(transposed: true, bytes, tokens: 3), "\(bytes)")
     }
     XCTAssertNil(SequenceStateLayout.withValues(transposed: false, hugeWidth, tokens: 3))

@@ -20,14 +20,12 @@ extension BatchedContext {
   /// Loads the longest saved prefix of `turn`'s prompt when it is longer than
   /// what the sequence reuses, then plans the turn's saves.
   func loadSavedPrefix(_ turn: SequenceTurn, context: OpaquePointer, memory: llama_memory_t) {
-    guard let promptCache, let key = cacheKey, let tag = stateTag.withLock({ $0 }) else { return }
+    guard let promptCache, cacheKey != nil, let tag = stateTag.withLock({ $0 }) else { return }
     let prompt = turn.prompt
     let log = turn.request.log
     let sequence = turn.sequence
     let clock = ContinuousClock.now
-    if let (count, kept) = promptCache.store.load(
-      prompt: prompt, key: key.hash, longerThan: turn.reusedTokens, tag: tag, log: log)
-    {
+    if let (count, kept) = savedPrefix(of: prompt, longerThan: turn.reusedTokens, tag: tag, log: log) {
       let bytes = SequenceStateLayout.expanded(kept, sequence: sequence, streams: caches.count)
       // llama.cpp empties the sequence first, whatever it then reads.
       if llama_state_seq_set_data(context, bytes, bytes.count, llama_seq_id(sequence)) == bytes.count {
@@ -59,6 +57,33 @@ extension BatchedContext {
     }
     if prompt.count >= Self.minimumCachedTokens { points.append(prompt.count) }
     turn.savePoints = points
+  }
+
+  /// The longest saved prefix of `prompt` past `atLeast` tokens, laid out
+  /// for the context's setting now: of its own states, or of those saved
+  /// with the decision's other setting (before the context switched at the
+  /// crossing, `WindowGrowth`), their V rewritten (`SequenceStateLayout.withValues`),
+  /// when one of those is longer.
+  private func savedPrefix(of prompt: [llama_token], longerThan atLeast: Int, tag: [UInt8], log: LogHandler) -> (
+    tokens: Int, state: [UInt8]
+  )? {
+    guard let promptCache else { return nil }
+    let now = attentionNow
+    var best: (tokens: Int, state: [UInt8])?
+    for (type, key) in cacheKeys.filter({ $0.type == now }) + cacheKeys.filter({ $0.type != now }) {
+      guard
+        let (count, kept) = promptCache.store.load(
+          prompt: prompt, key: key.hash, longerThan: max(atLeast, best?.tokens ?? 0), tag: tag, log: log)
+      else { continue }
+      if type == now {
+        best = (count, kept)
+      } else if let state = SequenceStateLayout.withValues(
+        transposed: now == LLAMA_FLASH_ATTN_TYPE_DISABLED, kept, tokens: count)
+      {
+        best = (count, state)
+      }
+    }
+    return best
   }
 
   /// Saves the sequence's state when it holds exactly the tokens of the

@@ -33,7 +33,9 @@ final class BatchedContext: @unchecked Sendable {
     var threads: Int
     /// The most requests decoded together, each on a sequence of its own.
     var sequences: Int
-    /// Flash attention as given to llama.cpp, already decided (`AttentionChoice`).
+    /// Flash attention as decided (`AttentionChoice`): the setting a context
+    /// starts with, and the depth past which it is made without the kernel
+    /// (what llama.cpp has now is `BatchedContext.attention`).
     var flashAttention: AttentionChoice.Decision
   }
 
@@ -60,7 +62,7 @@ final class BatchedContext: @unchecked Sendable {
   let promptCache: PromptCache?
   /// What a saved state must have been made with to load here, for each
   /// flash-attention setting the context can be in (`attention`).
-  private let cacheKeys: [(type: llama_flash_attn_type, key: PromptCacheKey)]
+  let cacheKeys: [(type: llama_flash_attn_type, key: PromptCacheKey)]
   /// Where the scheduler runs: `ComputeLanes.shared`, or lanes whose
   /// threads the OS refuses, in tests.
   let lanes: ComputeLanes
