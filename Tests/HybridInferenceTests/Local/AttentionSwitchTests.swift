@@ -125,12 +125,14 @@ final class AttentionSwitchTests: XCTestCase {
     let directory = try await directoryCrossingAt60(path)
     defer { try? FileManager.default.removeItem(at: directory) }
     let instructions = "Be brief and kind."
-    let first = LocalSystemModel(modelPath: path, contextSize: contextSize, threads: 2, promptCache: .directory(directory))
+    let first = LocalSystemModel(
+      modelPath: path, contextSize: contextSize, threads: 2, promptCache: .directory(directory))
     let opening = try await GenerativeModelSession(model: first, instructions: instructions, logHandler: .silent)
       .respond(to: "Hi.", options: greedy(4))
     XCTAssertEqual(first.batchedContext?.attentionNow, LLAMA_FLASH_ATTN_TYPE_ENABLED)
     XCTAssertLessThan(opening.rawResponse.usageMetadata?.promptTokenCount ?? 99, 60)
-    let later = LocalSystemModel(modelPath: path, contextSize: contextSize, threads: 2, promptCache: .directory(directory))
+    let later = LocalSystemModel(
+      modelPath: path, contextSize: contextSize, threads: 2, promptCache: .directory(directory))
     let question = String(repeating: "Lights along the quay, boats in the harbour. ", count: 8) + "What now?"
     let answer = try await GenerativeModelSession(model: later, instructions: instructions, logHandler: .silent)
       .respond(to: question, options: greedy(4))
