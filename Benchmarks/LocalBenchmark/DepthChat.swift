@@ -18,9 +18,9 @@ enum DepthChat {
     var models = try await fresh()
     let renew = ProcessInfo.processInfo.environment["HI_CHAT_FRESH"] == "1"
     // `.automatic` first: it is the goal's figure, and it then follows
-    // llama-bench's run by a second or less. HI_CHAT_SETTING=0 or 1: that
-    // setting's sessions alone (a diagnosis: whether the contexts, used in
-    // turn, slow each other).
+    // llama-bench's run by a second or less. HI_CHAT_SETTING=0, 1 or 2 (off,
+    // on, `.automatic`): that model value's sessions alone (a diagnosis:
+    // whether the contexts, used in turn, slow each other).
     let only = ProcessInfo.processInfo.environment["HI_CHAT_SETTING"].flatMap(Int.init)
     let order = only.map { [$0] } ?? [2, 0, 1]
     let filler = try await LocalThroughput.prompt(of: 100, model: models.off)
@@ -56,7 +56,7 @@ enum DepthChat {
         // moves by the minute on these shared cores).
         let oursFirst = repetition == 0 || depths[turn] == 0
         if oursFirst { try await library() }
-        let bench = try reference.decode(depth: depths[turn], generate: 64, last: only ?? models.decision.flag)
+        let bench = try reference.decode(depth: depths[turn], generate: 64, last: only.map { min($0, 1) } ?? models.decision.flag)
         if !oursFirst { try await library() }
         ratios.off[turn].append(ours[0] / bench.off)
         ratios.on[turn].append(ours[1] / bench.on)
