@@ -56,7 +56,8 @@ enum DepthChat {
         // moves by the minute on these shared cores).
         let oursFirst = repetition == 0 || depths[turn] == 0
         if oursFirst { try await library() }
-        let bench = try reference.decode(depth: depths[turn], generate: 64, last: only.map { min($0, 1) } ?? models.decision.flag)
+        let bench = try reference.decode(
+          depth: depths[turn], generate: 64, last: only.map { min($0, 1) } ?? models.decision.flag)
         if !oursFirst { try await library() }
         ratios.off[turn].append(ours[0] / bench.off)
         ratios.on[turn].append(ours[1] / bench.on)
