@@ -78,15 +78,18 @@ final class PromptCacheDirectory: Sendable {
 
   // MARK: Loading
 
-  /// The longest saved prefix of `prompt` for `key` (the whole prompt
-  /// included), longer than `atLeast` tokens, read and checked: its token
-  /// count and state. Files that fail a check are logged, removed and skipped.
+  /// The longest saved prefix of `prompt` for any of `keys` (the whole
+  /// prompt included), longer than `atLeast` tokens, read and checked: its
+  /// key, token count and state; of two as long, the earlier key's. One
+  /// listing of the directory for all the keys. Files that fail a check are
+  /// logged, removed and skipped.
   func load(
-    prompt: [llama_token], key: UInt64, longerThan atLeast: Int, tag: [UInt8], log: LogHandler
-  ) -> (tokens: Int, state: [UInt8])? {
+    prompt: [llama_token], keys: [UInt64], longerThan atLeast: Int, tag: [UInt8], log: LogHandler
+  ) -> (key: UInt64, tokens: Int, state: [UInt8])? {
+    func rank(_ entry: PromptCacheFile) -> Int { keys.firstIndex(of: entry.key) ?? keys.count }
     let candidates = locked(LOCK_SH) {
-      index().filter { $0.key == key && $0.tokenCount > atLeast && $0.tokenCount <= prompt.count }
-        .sorted { $0.tokenCount > $1.tokenCount }
+      index().filter { keys.contains($0.key) && $0.tokenCount > atLeast && $0.tokenCount <= prompt.count }
+        .sorted { ($0.tokenCount, rank($1)) > ($1.tokenCount, rank($0)) }
     }
     for entry in candidates ?? [] where entry.isPrefix(of: prompt) {
       let filePath = path + "/" + entry.name
@@ -106,7 +109,7 @@ final class PromptCacheDirectory: Sendable {
       do {
         let state = try entry.readState(descriptor: descriptor, prompt: prompt, limit: maximumBytes, tag: tag)
         _ = futimens(descriptor, nil)  // used now: eviction goes by last use
-        return (entry.tokenCount, state)
+        return (entry.key, entry.tokenCount, state)
       } catch {
         log.log(
           LogRecord(

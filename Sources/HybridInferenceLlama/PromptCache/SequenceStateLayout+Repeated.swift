@@ -96,7 +96,7 @@ extension SequenceStateLayout {
     /// A type (4 bytes), a row size (8), and one row of that size.
     private static func row(_ bytes: [UInt8], at offset: Int) -> Part? {
       guard bytes.count - offset >= 12 else { return nil }
-      let size = UInt64(word(bytes, at: offset + 4)) | UInt64(word(bytes, at: offset + 8)) << 32
+      let size = word64(bytes, at: offset + 4)
       guard size > 0, size <= UInt64(bytes.count - offset - 12) else { return nil }
       let start = offset + 12
       return Part(header: offset..<start, data: start..<(start + Int(size)), transposed: false, elementSize: Int(size))

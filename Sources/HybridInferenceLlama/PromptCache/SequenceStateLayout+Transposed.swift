@@ -39,7 +39,7 @@ extension SequenceStateLayout {
     // K: a type and a row size, then a row per cell; copied as it is.
     for _ in 0..<layers {
       guard kept.count - offset >= 12 else { return nil }
-      let row = UInt64(word(kept, at: offset + 4)) | UInt64(word(kept, at: offset + 8)) << 32
+      let row = word64(kept, at: offset + 4)
       guard row > 0, row <= UInt64(kept.count), let size = checkedProduct(Int(row), tokens),
         size <= kept.count - offset - 12
       else { return nil }
@@ -50,46 +50,38 @@ extension SequenceStateLayout {
     var values: UInt32 = 0
     while offset < kept.count {
       guard values < layers,
-        let next = transposed
-          ? rowsToColumns(kept, at: offset, tokens: tokens, into: &result)
-          : columnsToRows(kept, at: offset, tokens: tokens, into: &result)
+        let next = rewriteValues(kept, at: offset, tokens: tokens, transposed: transposed, into: &result)
       else { return nil }
       (offset, values) = (next, values + 1)
     }
     return offset == kept.count ? result : nil
   }
 
-  /// One layer's V from a row per cell to an element per cell per
-  /// dimension; returns the offset after it.
-  private static func rowsToColumns(_ kept: [UInt8], at offset: Int, tokens: Int, into result: inout [UInt8]) -> Int? {
+  /// One layer's V, read in the other layout and appended in this one (to
+  /// an element per cell per dimension when `transposed`, else a row per
+  /// cell); returns the offset after it.
+  private static func rewriteValues(
+    _ kept: [UInt8], at offset: Int, tokens: Int, transposed: Bool, into result: inout [UInt8]
+  ) -> Int? {
     guard kept.count - offset >= 12 else { return nil }
     let type = word(kept, at: offset)
-    let row = UInt64(word(kept, at: offset + 4)) | UInt64(word(kept, at: offset + 8)) << 32
-    guard let element = elementSize(ofType: type), row > 0, row <= UInt64(kept.count), Int(row) % element == 0,
-      let size = checkedProduct(Int(row), tokens), size <= kept.count - offset - 12
+    guard let element = elementSize(ofType: type) else { return nil }
+    // Rows: a row size (8 bytes). Columns: the element size and the width (4 each).
+    let row = transposed ? word64(kept, at: offset + 4) : UInt64(word(kept, at: offset + 8)) * UInt64(element)
+    guard transposed || Int(word(kept, at: offset + 4)) == element, row > 0, row <= UInt64(kept.count),
+      Int(row) % element == 0, let size = checkedProduct(Int(row), tokens), size <= kept.count - offset - 12
     else { return nil }
     let width = Int(row) / element
     append(type, to: &result)
-    append(UInt32(element), to: &result)
-    append(UInt32(truncatingIfNeeded: width), to: &result)
-    transpose(kept, from: offset + 12, rows: tokens, columns: width, element: element, into: &result)
-    return offset + 12 + size
-  }
-
-  /// One layer's V from an element per cell per dimension to a row per
-  /// cell; returns the offset after it.
-  private static func columnsToRows(_ kept: [UInt8], at offset: Int, tokens: Int, into result: inout [UInt8]) -> Int? {
-    guard kept.count - offset >= 12 else { return nil }
-    let type = word(kept, at: offset)
-    let element = Int(word(kept, at: offset + 4))
-    let width = Int(word(kept, at: offset + 8))
-    guard elementSize(ofType: type) == element, width > 0, let row = checkedProduct(element, width),
-      let size = checkedProduct(row, tokens), size <= kept.count - offset - 12
-    else { return nil }
-    append(type, to: &result)
-    append(UInt32(truncatingIfNeeded: row), to: &result)
-    append(UInt32(truncatingIfNeeded: UInt64(row) >> 32), to: &result)
-    transpose(kept, from: offset + 12, rows: width, columns: tokens, element: element, into: &result)
+    if transposed {
+      append(UInt32(element), to: &result)
+      append(UInt32(truncatingIfNeeded: width), to: &result)
+    } else {
+      append(UInt32(truncatingIfNeeded: row), to: &result)
+      append(UInt32(truncatingIfNeeded: row >> 32), to: &result)
+    }
+    let (rows, columns) = transposed ? (tokens, width) : (width, tokens)
+    transpose(kept, from: offset + 12, rows: rows, columns: columns, element: element, into: &result)
     return offset + 12 + size
   }
 

@@ -78,6 +78,11 @@ enum SequenceStateLayout {
     bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
   }
 
+  /// The little-endian 64-bit word at `offset` (a layer's row size).
+  static func word64(_ bytes: [UInt8], at offset: Int) -> UInt64 {
+    UInt64(word(bytes, at: offset)) | UInt64(word(bytes, at: offset + 4)) << 32
+  }
+
   static func append(_ value: UInt32, to bytes: inout [UInt8]) {
     withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
   }

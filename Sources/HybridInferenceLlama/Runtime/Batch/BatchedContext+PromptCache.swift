@@ -20,7 +20,7 @@ extension BatchedContext {
   /// Loads the longest saved prefix of `turn`'s prompt when it is longer than
   /// what the sequence reuses, then plans the turn's saves.
   func loadSavedPrefix(_ turn: SequenceTurn, context: OpaquePointer, memory: llama_memory_t) {
-    guard let promptCache, cacheKey != nil, let tag = stateTag.withLock({ $0 }) else { return }
+    guard let promptCache, !cacheKeys.isEmpty, let tag = stateTag.withLock({ $0 }) else { return }
     let prompt = turn.prompt
     let log = turn.request.log
     let sequence = turn.sequence
@@ -63,27 +63,24 @@ extension BatchedContext {
   /// for the context's setting now: of its own states, or of those saved
   /// with the decision's other setting (before the context switched at the
   /// crossing, `WindowGrowth`), their V rewritten (`SequenceStateLayout.withValues`),
-  /// when one of those is longer.
+  /// when one of those is longer. One listing of the directory for both.
   private func savedPrefix(of prompt: [llama_token], longerThan atLeast: Int, tag: [UInt8], log: LogHandler) -> (
     tokens: Int, state: [UInt8]
   )? {
-    guard let promptCache else { return nil }
     let now = attentionNow
-    var best: (tokens: Int, state: [UInt8])?
-    for (type, key) in cacheKeys.filter({ $0.type == now }) + cacheKeys.filter({ $0.type != now }) {
-      guard
-        let (count, kept) = promptCache.store.load(
-          prompt: prompt, key: key.hash, longerThan: max(atLeast, best?.tokens ?? 0), tag: tag, log: log)
-      else { continue }
-      if type == now {
-        best = (count, kept)
-      } else if let state = SequenceStateLayout.withValues(
-        transposed: now == LLAMA_FLASH_ATTN_TYPE_DISABLED, kept, tokens: count)
-      {
-        best = (count, state)
-      }
+    guard let promptCache, let own = cacheKeys.first(where: { $0.type == now })?.key.hash else { return nil }
+    let keys = [own] + cacheKeys.map(\.key.hash).filter { $0 != own }
+    guard let found = promptCache.store.load(prompt: prompt, keys: keys, longerThan: atLeast, tag: tag, log: log)
+    else { return nil }
+    if found.key == own { return (found.tokens, found.state) }
+    let transposed = now == LLAMA_FLASH_ATTN_TYPE_DISABLED
+    if let state = SequenceStateLayout.withValues(transposed: transposed, found.state, tokens: found.tokens) {
+      return (found.tokens, state)
     }
-    return best
+    // The other setting's state did not rewrite: this setting's own, if any.
+    return promptCache.store.load(prompt: prompt, keys: [own], longerThan: atLeast, tag: tag, log: log).map {
+      ($0.tokens, $0.state)
+    }
   }
 
   /// Saves the sequence's state when it holds exactly the tokens of the
