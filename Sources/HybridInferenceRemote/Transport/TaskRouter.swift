@@ -215,9 +215,13 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     }
     guard let origin = failingURL.flatMap(Self.origin(of:)) else { return URLError(code) }
     return URLError(
-      code,
-      userInfo: [NSURLErrorFailingURLErrorKey: origin, NSURLErrorFailingURLStringErrorKey: origin.absoluteString])
+      code, userInfo: [NSURLErrorFailingURLErrorKey: origin, Self.failingURLStringKey: origin.absoluteString])
   }
+
+  /// The key `URLError.failureURLString` reads: Foundation's deprecated
+  /// `NSURLErrorFailingURLStringErrorKey`, spelled out so that the string
+  /// form stays in the error (an app may log it) without the deprecated symbol.
+  private static let failingURLStringKey = "NSErrorFailingURLStringKey"
 
   /// `scheme://host[:port]` of `url`; nil without a scheme or host.
   private static func origin(of url: URL) -> URL? {

@@ -213,6 +213,9 @@ final class CloudVertexTests: CloudTestCase {
     let urlError = try XCTUnwrap(underlying as? URLError)
     XCTAssertEqual(urlError.failingURL?.host, "127.0.0.1")
     XCTAssertEqual(urlError.failingURL?.port, closed)
+    XCTAssertEqual(
+      urlError.userInfo["NSErrorFailingURLStringKey"] as? String, "http://127.0.0.1:\(closed)",
+      "the string form (what URLError.failureURLString reads) is the origin too")
     var dumped = ""
     dump(error, to: &dumped)
     for text in [
