@@ -61,8 +61,8 @@ struct CurlFleet {
       let stdin = Pipe()
       let stdout = directory.appendingPathComponent("\(index).out")
       let stderr = directory.appendingPathComponent("\(index).err")
-      FileManager.default.createFile(atPath: stdout.path, contents: nil)
-      FileManager.default.createFile(atPath: stderr.path, contents: nil)
+      _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
+      _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
       let outputs = (try FileHandle(forWritingTo: stdout), try FileHandle(forWritingTo: stderr))
       process.standardInput = stdin
       process.standardOutput = outputs.0

@@ -148,6 +148,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     }
     let model = try await loadedModel(progress: nil)
     let allowsGenericToolFormat = allowsGenericToolFormat
+    let context = handle.context(for: model, settings: await settings(for: model), promptCache: promptCache)
+    // Announced before the render, so that a burst of sessions starts in one step.
+    let announcement = context.announce()
+    defer { announcement.withdraw() }
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
     let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
       let rendered = try Self.prompt(
@@ -157,7 +161,6 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       return (rendered.tools, rendered.tokens, shareable)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
-    let context = handle.context(for: model, settings: await settings(for: model), promptCache: promptCache)
     claim.uses(context)
     guard !prompt.isEmpty else { throw HybridInferenceError.generationFailed("the prompt has no tokens") }
     let name = model.name
@@ -190,7 +193,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     generation.log = request.logHandler
     let cacheWrites = promptCache.map { _ in PromptCacheWrites() }
     generation.cacheWrites = cacheWrites
-    let outcome = try await context.submit(generation)
+    let outcome = try await context.submit(generation, announcement: announcement)
     // Checked here, not in the session, so that a hybrid falls back on an
     // answer the grammar allowed but the schema or the type refuses.
     if let schema = request.responseSchema { _ = try schema.check(answer.withLock { $0 }) }

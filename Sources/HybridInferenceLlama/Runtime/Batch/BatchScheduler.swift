@@ -35,6 +35,7 @@ extension BatchedContext {
         return
       }
       let window = Self.window(of: settings)
+      if active.isEmpty { awaitAnnouncedTurns() }
       if !admitQueued(window: window) { continue }
       for turn in active where isCancelled(turn) { finish(turn, .failure(CancellationError())) }
       if active.isEmpty {

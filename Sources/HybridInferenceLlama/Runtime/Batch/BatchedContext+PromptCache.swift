@@ -20,7 +20,7 @@ extension BatchedContext {
   /// Loads the longest saved prefix of `turn`'s prompt when it is longer than
   /// what the sequence reuses, then plans the turn's saves.
   func loadSavedPrefix(_ turn: SequenceTurn, context: OpaquePointer, memory: llama_memory_t) {
-    guard let promptCache, !cacheKeys.isEmpty, let tag = stateTag.withLock({ $0 }) else { return }
+    guard promptCache != nil, !cacheKeys.isEmpty, let tag = stateTag.withLock({ $0 }) else { return }
     let prompt = turn.prompt
     let log = turn.request.log
     let sequence = turn.sequence

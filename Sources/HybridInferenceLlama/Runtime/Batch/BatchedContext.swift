@@ -53,6 +53,8 @@ final class BatchedContext: @unchecked Sendable {
     /// Turns waiting for a sequence, first come first served.
     var queue: [SequenceTurn] = []
     var running = false
+    /// Turns rendering their prompts, soon to be queued (`TurnAnnouncement`).
+    var announced = 0
   }
 
   let model: LlamaModel
@@ -66,6 +68,9 @@ final class BatchedContext: @unchecked Sendable {
   /// Where the scheduler runs: `ComputeLanes.shared`, or lanes whose
   /// threads the OS refuses, in tests.
   let lanes: ComputeLanes
+  /// How long a scheduler starting a burst waits for announced turns
+  /// (`defaultArrivalWait`; tests give it longer).
+  let arrivalWait: Duration
   /// The tag of this context's sequence states (`SequenceStateLayout`),
   /// read when a context is made; behind a lock because `prepare()` may make
   /// the context on another thread than the scheduler's.
@@ -100,7 +105,10 @@ final class BatchedContext: @unchecked Sendable {
   /// Steps since the scheduler started, for pacing text deliveries.
   var deliveryClock = 0
 
-  init(model: LlamaModel, settings: Settings, promptCache: PromptCache? = nil, lanes: ComputeLanes = .shared) {
+  init(
+    model: LlamaModel, settings: Settings, promptCache: PromptCache? = nil, lanes: ComputeLanes = .shared,
+    arrivalWait: Duration = BatchedContext.defaultArrivalWait
+  ) {
     var settings = settings
     // Room for every sequence's next token in one step.
     settings.batchSize = max(settings.batchSize, settings.sequences)
@@ -108,6 +116,7 @@ final class BatchedContext: @unchecked Sendable {
     self.settings = settings
     self.promptCache = promptCache
     self.lanes = lanes
+    self.arrivalWait = arrivalWait
     self.cacheKeys =
       promptCache == nil
       ? []
@@ -124,15 +133,17 @@ final class BatchedContext: @unchecked Sendable {
     if let pointer { llama_free(pointer) }
   }
 
-  /// Queues `request` for a sequence and returns its outcome once generated.
+  /// Queues `request` for a sequence and returns its outcome once generated;
+  /// `announcement`, if the request announced itself, is settled as it queues.
   /// Cancelling the calling task takes a queued turn out at once, and stops a
   /// running one at the next step (or mid-step during prefill) without
   /// disturbing the other sequences.
-  func submit(_ request: GenerationRequest) async throws -> GenerationOutcome {
+  func submit(_ request: GenerationRequest, announcement: TurnAnnouncement? = nil) async throws -> GenerationOutcome {
     let turn = SequenceTurn(request)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         let starts = state.withLock { state -> Bool? in
+          announcement?.settle(&state)
           if turn.flag.isSet { return nil }
           turn.continuation = continuation
           state.queue.append(turn)
