@@ -10,7 +10,7 @@ import HybridInferenceLlama
 /// (RESULTS.md §1d): medians over `rounds`. Each round runs the calibration and llama-bench
 /// back to back, so that both see the same load on the shared cores.
 enum AttentionCalibrationCheck {
-  static let depths = [0, 256, 1024]
+  static let depths = [0, 256, 1024, 3072]
 
   static func run(modelPaths: [String], llamaBench: String, threads: Int, rounds: Int) async throws {
     print(

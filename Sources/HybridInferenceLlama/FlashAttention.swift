@@ -9,15 +9,16 @@
 public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// Decided when the first context is made (`prepare()` or the first
   /// request). On the CPU backend, by a calibration: the model's decode step
-  /// is timed both ways on this machine, with 0, 256 and 1,024 tokens in the
-  /// cache (fewer when the context is smaller; the depth is loaded as a
+  /// is timed both ways on this machine, with 0, 256, 1,024 and 3,072 tokens
+  /// in the cache (fewer when the context is smaller; the depth is loaded as a
   /// state, not decoded). llama.cpp's default (on) stands unless off is
   /// clearly faster (by over 5%) both in all, deeper steps weighing more,
   /// and at the depth where the slower setting falls furthest behind, so
   /// that a near tie, where the noise of one calibration on shared cores is
   /// as large, does not flip from one process to the next. Where the two
-  /// cross (on over 5% faster at depth 0 and over 5% slower at the deepest
-  /// depths: 19% and 18% on one AMD EPYC), it is on for short conversations
+  /// cross (on over 5% faster at some depth and over 5% slower at the
+  /// deepest depths: 19% at 0 and 18% at 1,024 on one AMD EPYC, 10% at 256
+  /// and 9% at 3,072 on one Intel Xeon), it is on for short conversations
   /// and off past the crossing, interpolated between the depths measured: a
   /// context is made again without the kernel when a turn starts past it,
   /// its conversations' cells rewritten for the other layout (not decoded

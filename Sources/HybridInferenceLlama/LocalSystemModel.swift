@@ -123,6 +123,21 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     LlamaBackend.logSink.current = handler
   }
 
+  /// Generates on device and answers in one piece.
+  ///
+  /// The deltas are gathered on the compute lane as the scheduler hands them
+  /// over, not streamed to this task: collecting a stream woke its consumer
+  /// at every delivery, a context switch on the cores the decode runs on.
+  public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
+    let gathered = Locked(ResponseAccumulator())
+    try await generate(request) { delta in gathered.withLock { _ = $0.add(delta) } }
+    try Task.checkCancellation()
+    guard let response = gathered.withLock({ $0.response }) else {
+      throw HybridInferenceError.malformedResponse("\(Self.modelVersion) ended without a response")
+    }
+    return response
+  }
+
   /// Generates on device, token by token, as deltas; the last delta carries the finish reason and usage.
   public func streamResponse(to request: ModelRequest)
     -> ResponseDeltaStream

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A sequence state of many cells made from the state of one: what the
 /// attention calibration (`AttentionStepCalibration`) loads to time a decode
 /// step at depth without decoding the depth first (1,024 tokens of prefill
@@ -37,15 +39,34 @@ extension SequenceStateLayout {
       bytes += oneCell[part.header]
       if part.transposed {
         for element in stride(from: part.data.lowerBound, to: part.data.upperBound, by: part.elementSize) {
-          let one = oneCell[element..<(element + part.elementSize)]
-          for _ in 0..<cells { bytes += one }
+          appendRepeated(oneCell[element..<(element + part.elementSize)], count: cells, to: &bytes)
         }
       } else {
-        let row = oneCell[part.data]
-        for _ in 0..<cells { bytes += row }
+        appendRepeated(oneCell[part.data], count: cells, to: &bytes)
       }
     }
     return bytes
+  }
+
+  /// Appends `count` copies of `pattern`, doubling what is written with
+  /// `memcpy`: a V column of 3,072 two-byte elements appended one at a time
+  /// made the calibration's 77 MB state in 0.6 s on 2 cores.
+  private static func appendRepeated(_ pattern: ArraySlice<UInt8>, count: Int, to bytes: inout [UInt8]) {
+    let start = bytes.count
+    let total = pattern.count * count  // bounded by `repeated`'s overflow check
+    guard total > 0 else { return }
+    bytes += pattern
+    bytes.append(contentsOf: repeatElement(0, count: total - pattern.count))
+    bytes.withUnsafeMutableBytes { raw in
+      guard let base = raw.baseAddress?.advanced(by: start) else { return }
+      var filled = pattern.count
+      while filled < total {
+        let chunk = min(filled, total - filled)
+        // The source (the first `chunk` bytes) and the destination do not overlap: chunk <= filled.
+        memcpy(base.advanced(by: filled), base, chunk)
+        filled += chunk
+      }
+    }
   }
 
   /// One cell's state, parsed into its layers' parts.

@@ -43,7 +43,13 @@ enum AttentionCalibration {
   static let stepTieMargin = 0.05
 
   /// The depths measured (tokens already in the cache), capped by the context.
-  static let depths = [0, 256, 1024]
+  ///
+  /// Why 3,072: on a 2-core Intel Xeon (AVX-512) SmolLM2's two settings
+  /// cross between 1,024 and 3,000 tokens (llama-bench: on 12% ahead at 0,
+  /// off 2% ahead at 1,024 and 12% at 3,000, RESULTS.md §1d), where a
+  /// calibration that stopped at 1,024 read on ahead everywhere and kept it
+  /// on, 9% under `-fa 0` at 3,000 and in a chat's later turns.
+  static let depths = [0, 256, 1024, 3072]
 
   /// One depth's timings, seconds per decode step (all layers).
   struct Cell: Sendable, Equatable, Codable {
@@ -84,7 +90,7 @@ enum AttentionCalibration {
     var isTransient = false
   }
 
-  /// Deeper steps weigh more: 1 at depth 0, 2 at 256, 5 at 1,024.
+  /// Deeper steps weigh more: 1 at depth 0, 2 at 256, 5 at 1,024, 13 at 3,072.
   static func weight(ofDepth depth: Int) -> Double {
     1 + Double(max(0, depth)) / 256
   }
@@ -182,11 +188,17 @@ enum AttentionCalibration {
   }
 
   /// The depth from which off is faster, when the two settings cross: on
-  /// clearly faster (by more than `stepTieMargin`) at the shallowest depth,
-  /// and clearly slower at the deepest and every measured depth down to
-  /// some depth; the crossing is where the difference in time, linear
+  /// clearly slower (by more than `stepTieMargin`) at the deepest and every
+  /// measured depth down to some depth, and clearly faster at some depth
+  /// below those; the crossing is where the difference in time, linear
   /// between the last depth where on is not clearly slower and the next,
   /// reaches zero (that depth itself when off is already ahead there).
+  ///
+  /// A clear lead at any shallower depth, not only at 0: on the Xeon of
+  /// 2026-12-05 on read 5% ahead at depth 0 (a near tie by one calibration),
+  /// 10% at 256, 1% at 1,024 and 9% behind at 3,072. Where on leads nowhere
+  /// clearly, off everywhere costs no short conversation anything and no
+  /// context is made again (`wholeStepVerdict`).
   ///
   /// Why: on an AMD EPYC at half the usual speed llama-bench read SmolLM2's
   /// step 19% faster with it on at depth 0 and 18% slower at 1,024 in one
@@ -200,10 +212,10 @@ enum AttentionCalibration {
   /// deep depths' noise (188, 189 and 256 in three processes on one host).
   static func switchDepth(_ depths: [Depth]) -> Int? {
     func onClearlyBehind(_ depth: Depth) -> Bool { depth.on > 0 && 1 - depth.off / depth.on > stepTieMargin }
-    guard let first = depths.first, first.off > 0, 1 - first.on / first.off > stepTieMargin,
-      var from = depths.indices.last, from > 0, onClearlyBehind(depths[from])
-    else { return nil }
+    func onClearlyAhead(_ depth: Depth) -> Bool { depth.off > 0 && 1 - depth.on / depth.off > stepTieMargin }
+    guard var from = depths.indices.last, from > 0, onClearlyBehind(depths[from]) else { return nil }
     while from > 1, onClearlyBehind(depths[from - 1]) { from -= 1 }
+    guard depths[..<from].contains(where: onClearlyAhead) else { return nil }
     let (shallow, deep) = (depths[from - 1], depths[from])
     let (before, after) = (shallow.on - shallow.off, deep.on - deep.off)
     guard before < 0, after > before else { return shallow.depth }

@@ -37,8 +37,8 @@ enum AttentionStepCalibration {
   /// Timed repetitions of a (depth, setting) cell after one warm-up:
   /// `minimumRepetitions` per unit of the depth's weight
   /// (`AttentionCalibration.weight(ofDepth:)`), at most 15, so 5 at depth 0,
-  /// 10 at 256 and 15 at 1,024, where the
-  /// decision is made (25 there cost SmolLM2 0.85 s in all):
+  /// 10 at 256 and 15 at 1,024 and 3,072, where the
+  /// decision is made (25 at 1,024 cost SmolLM2 0.85 s in all):
   /// SmolLM2's two settings are 1-5% apart there on an AMD EPYC, and one
   /// step's noise on shared cores is ±5%.
   static func repetitions(atDepth depth: Int) -> Int {

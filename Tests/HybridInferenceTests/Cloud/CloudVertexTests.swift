@@ -210,7 +210,7 @@ final class CloudVertexTests: CloudTestCase {
     guard case .offline(let underlying)? = error as? HybridInferenceError else {
       return XCTFail("\(String(describing: error))")
     }
-    let urlError = try XCTUnwrap(underlying as? URLError)
+    let urlError = underlying
     XCTAssertEqual(urlError.failingURL?.host, "127.0.0.1")
     XCTAssertEqual(urlError.failingURL?.port, closed)
     XCTAssertEqual(

@@ -84,10 +84,12 @@ final class FlashAttentionTests: XCTestCase {
     }
   }
 
-  /// Whole steps at depths 0, 256 and 1,024 with medians `(on, off)` in ms, five exact pairs each.
-  private func steps(_ medians: [(on: Double, off: Double)]) -> AttentionCalibration.Timings {
+  /// Whole steps at `depths` (0, 256 and 1,024 unless given) with medians `(on, off)` in ms, five exact pairs each.
+  private func steps(
+    _ medians: [(on: Double, off: Double)], depths: [Int] = [0, 256, 1024]
+  ) -> AttentionCalibration.Timings {
     var result = AttentionCalibration.Timings(layers: 30, timedLayers: 30, wholeSteps: true)
-    result.cells = zip([0, 256, 1024], medians).map { depth, times in
+    result.cells = zip(depths, medians).map { depth, times in
       AttentionCalibration.Cell(
         depth: depth, off: Array(repeating: times.off / 1000, count: 5),
         on: Array(repeating: times.on / 1000, count: 5))
@@ -124,6 +126,29 @@ final class FlashAttentionTests: XCTestCase {
         LLAMA_FLASH_ATTN_TYPE_DISABLED,
       ])
     XCTAssertEqual(decision.types, [LLAMA_FLASH_ATTN_TYPE_ENABLED, LLAMA_FLASH_ATTN_TYPE_DISABLED])
+  }
+
+  /// The 2-core Intel Xeon (AVX-512) of 2026-12-05, SmolLM2: the
+  /// calibration read on 5% ahead at depth 0 (within the margin), 10% at
+  /// 256 and 1% at 1,024; llama-bench put off 12% ahead at 3,000. Measured
+  /// to 1,024 only, on everywhere (9% under -fa 0 at 3,000); with 3,072
+  /// measured the two cross where the difference, linear from 1,024 (0.23
+  /// ms ahead) to 3,072 (2.5 behind), is zero: 1,024 + 2,048 x 0.23 / 2.73 = 1,197.
+  func testALeadOnlyPastDepthZero_andClearlyBehindAt3072_crossesBetween1024And3072() {
+    let xeon = [(11.56, 12.16), (11.58, 12.91), (16.57, 16.80), (26.0, 23.5)]
+    let verdict = AttentionCalibration.decide(steps(xeon, depths: [0, 256, 1024, 3072]))
+    XCTAssertEqual(verdict.flash, true, verdict.reason)
+    XCTAssertEqual(verdict.offFromDepth, 1197, verdict.reason)
+    XCTAssertTrue(verdict.reason.hasPrefix("on below depth 1197, off from it"), verdict.reason)
+    // The same machine measured to 1,024 only: nothing to cross, on everywhere.
+    let shallow = AttentionCalibration.decide(steps(Array(xeon.prefix(3))))
+    XCTAssertEqual(shallow.flash, true, shallow.reason)
+    XCTAssertNil(shallow.offFromDepth, shallow.reason)
+    // On clearly behind at 3,072 but ahead nowhere by the margin: off, no switch.
+    let neverAhead = AttentionCalibration.decide(
+      steps([(11.9, 12.16), (12.6, 12.91), (17.5, 16.8), (26.0, 23.5)], depths: [0, 256, 1024, 3072]))
+    XCTAssertNil(neverAhead.offFromDepth, neverAhead.reason)
+    XCTAssertEqual(neverAhead.flash, false, neverAhead.reason)
   }
 
   /// No crossing where either end is within the 5% margin (a near tie moves
@@ -298,7 +323,8 @@ final class FlashAttentionTests: XCTestCase {
   }
 
   func testTheDepths_areCappedByTheContext() {
-    XCTAssertEqual(AttentionCalibration.depths(contextSize: 4096), [0, 256, 1024])
+    XCTAssertEqual(AttentionCalibration.depths(contextSize: 4096), [0, 256, 1024, 3072])
+    XCTAssertEqual(AttentionCalibration.depths(contextSize: 2048), [0, 256, 1024, 2047])
     XCTAssertEqual(AttentionCalibration.depths(contextSize: 512), [0, 256, 511])
     XCTAssertEqual(AttentionCalibration.depths(contextSize: 100), [0, 99])
     XCTAssertEqual(AttentionCalibration.depths(contextSize: 1), [0])

@@ -215,6 +215,45 @@ final class LocalSystemModelTests: XCTestCase {
     XCTAssertTrue(error is CancellationError, "\(error)")
   }
 
+  /// `respond` gathers the deltas on the compute lane instead of collecting
+  /// the stream: what it returns must be what the stream adds up to.
+  func testRespond_isTheStreamAddedUp() async throws {
+    let model = try LocalTestModels.tiny()
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt("Go on")]),
+      options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 40)))
+    var streamed = ResponseAccumulator()
+    var deltas = 0
+    for try await delta in model.streamResponse(to: request) {
+      streamed.add(delta)
+      deltas += 1
+    }
+    let whole = try await model.respond(to: request)
+    let added = try XCTUnwrap(streamed.response)
+    XCTAssertGreaterThan(deltas, 2, "the stream came in pieces, so the gathering is what is tested")
+    XCTAssertFalse(whole.text.isEmpty)
+    XCTAssertEqual(whole.text, added.text)
+    XCTAssertEqual(whole.candidates.first?.finishReason, added.candidates.first?.finishReason)
+    XCTAssertEqual(whole.usageMetadata?.candidatesTokenCount, added.usageMetadata?.candidatesTokenCount)
+  }
+
+  func testCancellingTheBackendsOwnRespond_throwsAndStopsTheContext() async throws {
+    let model = try LocalTestModels.tiny()
+    try await model.prepare()
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt("Go on")]),
+      options: .foundationModels(GenerationOptions(sampling: .greedy, maximumResponseTokens: 400)))
+    let before = model.batchedContext?.steps.count ?? 0
+    let task = Task { try await model.respond(to: request) }
+    try await waitUntil { (model.batchedContext?.steps.count ?? 0) >= before + 3 }
+    task.cancel()
+    let stopped = try await timeUntil { model.isIdle }
+    XCTAssertLessThan(stopped, .milliseconds(100), "the context computed for \(stopped) after the cancel")
+    let outcome = await task.result
+    guard case .failure(let error) = outcome else { return XCTFail("the cancelled respond answered") }
+    XCTAssertTrue(error is CancellationError, "\(error)")
+  }
+
   func testPrepare_reportsProgressUpToOne() async throws {
     let progress = LogRecorderValues()
     try await LocalTestModels.tiny().prepare { progress.append($0) }
