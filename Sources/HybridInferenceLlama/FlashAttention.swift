@@ -1,11 +1,12 @@
 /// Whether llama.cpp computes attention with its fused flash-attention kernel
 /// (`LocalSystemModel.flashAttention`).
 ///
-/// Which is faster depends on the model and on the machine: on a 2-core
-/// Intel Xeon, SmolLM2 (attention heads 64 wide) decodes 2.3-2.7x slower with
-/// it on once a thousand tokens are in the KV cache, while on an AMD EPYC of
-/// the same machine type it is 4-9% faster with it on. No rule on the model
-/// alone is right on both, so `.automatic` measures.
+/// Which is faster depends on the model, the machine and the depth: on a
+/// 2-core Intel Xeon, SmolLM2 (attention heads 64 wide) decoded 2.3-2.7x
+/// slower with it on once a thousand tokens were in the KV cache; on another
+/// (AVX-512, no AMX) 12% faster at depth 0 and 12% slower at 3,000; on an AMD
+/// EPYC of the same machine type 19% faster at 0 and 18% slower at 1,024. No
+/// rule on the model alone is right on all of them, so `.automatic` measures.
 public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// Decided when the first context is made (`prepare()` or the first
   /// request). On the CPU backend, by a calibration: the model's decode step
@@ -23,9 +24,9 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// context is made again without the kernel when a turn starts past it,
   /// its conversations' cells rewritten for the other layout (not decoded
   /// again), and with it again once every conversation it holds is short
-  /// again. Every depth gets at least five timed pairs. It costs 0.6-0.9 s
-  /// for SmolLM2-sized models on 2 cores (1.3-1.6 s on a host at half that
-  /// speed) and runs
+  /// again. Every depth gets at least five timed pairs. It costs 1.1-1.7 s
+  /// for SmolLM2-sized models on 2 cores (measured on an Intel Xeon; the
+  /// 3,072-deep steps take 0.7 s of it) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model
