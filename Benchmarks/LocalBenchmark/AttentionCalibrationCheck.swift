@@ -10,7 +10,8 @@ import HybridInferenceLlama
 /// (RESULTS.md §1d): medians over `rounds`. Each round runs the calibration and llama-bench
 /// back to back, so that both see the same load on the shared cores.
 enum AttentionCalibrationCheck {
-  static let depths = [0, 256, 1024, 3072]
+  /// The library's own depths (a window of 4,096 tokens holds them all).
+  static let depths = AttentionCalibrationProbe.depths(contextSize: 4096)
 
   static func run(modelPaths: [String], llamaBench: String, threads: Int, rounds: Int) async throws {
     print(

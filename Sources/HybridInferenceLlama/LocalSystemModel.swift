@@ -131,11 +131,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public func respond(to request: ModelRequest) async throws -> GenerateContentResponse {
     let gathered = Locked(ResponseAccumulator())
     try await generate(request) { delta in gathered.withLock { _ = $0.add(delta) } }
-    try Task.checkCancellation()
-    guard let response = gathered.withLock({ $0.response }) else {
-      throw HybridInferenceError.malformedResponse("\(Self.modelVersion) ended without a response")
-    }
-    return response
+    return try gathered.withLock { accumulator throws in try accumulator.finished(by: Self.modelVersion) }
   }
 
   /// Generates on device, token by token, as deltas; the last delta carries the finish reason and usage.

@@ -80,11 +80,7 @@ extension LanguageModel {
     for try await delta in streamResponse(to: request) {
       accumulator.add(delta)
     }
-    try Task.checkCancellation()
-    guard let response = accumulator.response else {
-      throw HybridInferenceError.malformedResponse("\(modelVersion) ended without a response")
-    }
-    return response
+    return try accumulator.finished(by: modelVersion)
   }
 }
 

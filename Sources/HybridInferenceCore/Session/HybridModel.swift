@@ -86,11 +86,7 @@ public struct HybridModel: LanguageModel {
       request.routeDepth = depth
       var accumulator = ResponseAccumulator()
       for try await delta in streamResponse(to: request) { accumulator.add(delta) }
-      try Task.checkCancellation()
-      guard let response = accumulator.response else {
-        throw HybridInferenceError.malformedResponse("\(modelVersion) ended without a response")
-      }
-      return response
+      return try accumulator.finished(by: modelVersion)
     }
     let primaryError: any Error
     let reason: FallbackReason

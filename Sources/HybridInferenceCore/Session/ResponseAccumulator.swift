@@ -22,6 +22,18 @@ package struct ResponseAccumulator: Sendable {
   /// The response so far; nil before the first delta.
   package var response: GenerateContentResponse? { started ? merged : nil }
 
+  /// The whole response once `modelVersion`'s answer has ended: what every
+  /// `respond` that gathers deltas returns. Throws `CancellationError` when
+  /// the calling task was cancelled (the answer may have ended early for
+  /// it), `malformedResponse` when no delta came.
+  package func finished(by modelVersion: String) throws -> GenerateContentResponse {
+    try Task.checkCancellation()
+    guard let response else {
+      throw HybridInferenceError.malformedResponse("\(modelVersion) ended without a response")
+    }
+    return response
+  }
+
   /// Adds `delta` and returns the answer text it added to the first
   /// candidate (thoughts excluded): what `response.text` grew by.
   @discardableResult

@@ -6,6 +6,11 @@ import HybridInferenceCore
 /// a model file, with its figures (the validation against llama-bench in
 /// Benchmarks/RESULTS.md §1d, `local-benchmark calibrate`).
 package enum AttentionCalibrationProbe {
+  /// The depths `.automatic` measures in a context of `contextSize` tokens.
+  package static func depths(contextSize: Int) -> [Int] {
+    AttentionCalibration.depths(contextSize: contextSize)
+  }
+
   /// One depth: the median step (or attention) with and without the fused kernel, seconds.
   package struct Depth: Sendable {
     package var depth: Int
