@@ -25,10 +25,12 @@ import Synchronization
 /// server (`FleetServer`, a loopback server cheap enough to take 128 in
 /// flight) answering as Gemini and as an OpenAI-compatible server.
 /// One-token answers, so the server's work is small and the same on every
-/// side. `FLEET_CONNECTIONS=N` sets the clients' connection limit per host
-/// (`RequestOptions.maximumConnectionsPerHost`, default 32); `--only fleet`
-/// skips llama-server, `--only llama` runs only llama-server with the large
-/// HTTP pool; `FLEET_WARM=W` sets the warm requests per caller (default
+/// side. The clients' connection limit per host
+/// (`RequestOptions.maximumConnectionsPerHost`) is the number in flight, as
+/// its documentation asks and as curl's N processes have N connections
+/// (`FLEET_CONNECTIONS=C` sets another); `--only fleet`
+/// skips llama-server, `--only llama` runs only the llama-servers with the
+/// large HTTP pool; `FLEET_WARM=W` sets the warm requests per caller (default
 /// 31); `FLEET_BARE_FIRST=1` runs the bare URLSession before
 /// the client instead of after it; `FLEET_ROUNDS=R` (default 1) measures
 /// every row R times, curl first in odd rounds, and adds a table of the
@@ -52,11 +54,18 @@ enum FleetBenchmark {
   /// The request options of every model the run makes: the client path
   /// `--transport` names (`.automatic`: the library's own HTTP/1.1 client,
   /// since every server here is plain http).
+  /// (`measure` sets the connection limit for the number in flight.)
   static func options(for transport: FleetTransport) -> RequestOptions {
     RequestOptions(
-      timeout: deadline, retryPolicy: .none,
-      maximumConnectionsPerHost: ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? 32,
-      transport: transport == .urlSession ? .urlSession : .automatic)
+      timeout: deadline, retryPolicy: .none, transport: transport == .urlSession ? .urlSession : .automatic)
+  }
+
+  /// The clients' connection limit per host at `inFlight`: `FLEET_CONNECTIONS`,
+  /// else `inFlight`. At 128 in flight against llama-server `-np 128`, the
+  /// default 32 made the client queue 96 requests the server had slots for
+  /// (+191 ms median warm, 3 rounds, stop 43).
+  static func connections(inFlight: Int) -> Int {
+    ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? inFlight
   }
 
   /// `--only`: which servers a run measures.
@@ -73,20 +82,23 @@ enum FleetBenchmark {
       target.options = options(for: transport)
       try await target.warmUp()
       for count in inFlight {
-        for round in 0..<rounds { rows += try await measure(target, inFlight: count, pool: nil, round: round) }
+        for round in 0..<rounds { rows += try await measure(target, inFlight: count, round: round) }
       }
     }
     if only != .fleet {
-      for pool in only == .llama ? [HTTPPool.large] : [HTTPPool.large, .default] {
-        let server = try await LlamaServerProcess(
-          model: modelPath, parallel: 4, contextSize: 4 * 1024, threads: threads,
-          extraArguments: pool.arguments)
-        defer { server.stop() }
-        var target = FleetTarget.openAI(server: server)
-        target.options = options(for: transport)
-        try await target.warmUp()
-        for count in pool == .large ? inFlight : [32] {
-          for round in 0..<rounds { rows += try await measure(target, inFlight: count, pool: pool, round: round) }
+      for setup in LlamaServerSetup.all where only != .llama || setup.pool == .large {
+        for count in setup.inFlight {
+          let slots = setup.slots ?? count
+          let server = try await LlamaServerProcess(
+            model: modelPath, parallel: slots, contextSize: max(4 * 1024, slots * 128), threads: threads,
+            extraArguments: setup.pool.arguments)
+          defer { server.stop() }
+          var target = FleetTarget.openAI(server: server)
+          target.serverName = setup.label(inFlight: count)
+          target.goalApplies = setup.slots == nil
+          target.options = options(for: transport)
+          try await target.warmUp()
+          for round in 0..<rounds { rows += try await measure(target, inFlight: count, round: round) }
         }
       }
     }
@@ -155,9 +167,9 @@ enum FleetBenchmark {
 
   /// The client's, the bare URLSession's and curl's rows for one server at
   /// `inFlight`, cold and warm; in odd rounds curl goes first.
-  static func measure(_ target: FleetTarget, inFlight: Int, pool: HTTPPool?, round: Int = 0) async throws
-    -> [FleetRow]
-  {
+  static func measure(_ target: FleetTarget, inFlight: Int, round: Int = 0) async throws -> [FleetRow] {
+    var target = target
+    target.options.maximumConnectionsPerHost = connections(inFlight: inFlight)
     let curlFirst = !round.isMultiple(of: 2)
     let early = curlFirst ? try target.curlRun(inFlight: inFlight) : nil
     // FLEET_BARE_FIRST: the bare URLSession before the client, to see
@@ -168,11 +180,10 @@ enum FleetBenchmark {
     let bare: ClientRun
     if let earlyBare { bare = earlyBare } else { bare = try await target.bareRun(inFlight: inFlight) }
     let (curl, curlCPU) = try early ?? target.curlRun(inFlight: inFlight)
-    let server = target.serverName + (pool.map { ", \($0.label)" } ?? "")
     return [true, false].map { cold in
       FleetRow(
-        server: server, clientName: target.clientName, inFlight: inFlight, cold: cold, clientRun: client,
-        bareRun: bare, curlRun: curl, curlCPU: curlCPU)
+        server: target.serverName, goalApplies: target.goalApplies, clientName: target.clientName,
+        inFlight: inFlight, cold: cold, clientRun: client, bareRun: bare, curlRun: curl, curlCPU: curlCPU)
     }
   }
 }
@@ -184,6 +195,35 @@ enum FleetTransport: String {
   /// The library's own choice per origin (its HTTP/1.1 client for http://).
   case automatic
 
+}
+
+/// One llama-server of the fleet: its slots, its HTTP pool, and the numbers
+/// in flight sent at it.
+///
+/// The goal's server is one that can take the requests in flight: a slot
+/// and an HTTP thread for each (`-np N`, `--threads-http 160`), so a
+/// request's time is its own batch step, not its place in a queue. With
+/// `-np 4` 32 requests queue for 4 slots: each waits ~8 of the others'
+/// answers, and the order the slots take them moved a round's median by
+/// ±30 ms of ~400 (RESULTS.md §7, stops 41-42), more than a 2 ms goal can
+/// be read through; those rows stay, marked as queueing, for issue 22's
+/// hypothesis (the default HTTP pool) and for what a queueing server does.
+struct LlamaServerSetup {
+  /// `-np`; nil: one slot per request in flight.
+  var slots: Int?
+  var pool: HTTPPool
+  var inFlight: [Int]
+
+  static let all = [
+    LlamaServerSetup(slots: nil, pool: .large, inFlight: FleetBenchmark.inFlight),
+    LlamaServerSetup(slots: 4, pool: .large, inFlight: [32]),
+    LlamaServerSetup(slots: 4, pool: .default, inFlight: [32]),
+  ]
+
+  func label(inFlight: Int) -> String {
+    let queue = slots.map { $0 < inFlight ? " (\(inFlight) queue for \($0) slots)" : "" } ?? ""
+    return "llama-server -np \(slots ?? inFlight), \(pool.label)" + queue
+  }
 }
 
 /// llama-server's HTTP thread pool for a run.

@@ -19,6 +19,9 @@ struct FleetTarget {
   /// A fresh model with these options: its own transport, so no connection
   /// is up.
   let makeModel: @Sendable (RequestOptions) -> any LanguageModel
+  /// Whether issue 22's goal is read on this server's rows: false for a
+  /// llama-server whose requests queue for fewer slots than are in flight.
+  var goalApplies = true
   /// The options every model of the run gets (`FleetBenchmark.options(for:)`).
   var options = FleetBenchmark.options(for: .automatic)
   let request: ModelRequest
@@ -38,7 +41,7 @@ struct FleetTarget {
     let body = #"{"model":"fleet-model","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":1}"#
     let url = baseURL.appendingPathComponent("chat/completions")
     return FleetTarget(
-      serverName: "llama-server -np 4", clientName: "OpenAICompatibleModel", port: port,
+      serverName: "llama-server", clientName: "OpenAICompatibleModel", port: port,
       makeModel: { options in
         OpenAICompatibleModel(
           name: "fleet-model", baseURL: baseURL, apiKey: nil, requestOptions: options, logHandler: .silent)

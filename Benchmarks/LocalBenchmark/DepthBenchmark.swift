@@ -101,6 +101,14 @@ enum DepthBenchmark {
     }
   }
 
+  /// The chat's repetitions: `HI_CHAT_RUNS`, else at least five. Each
+  /// turn is one 64-token decode beside llama-bench's, and on these shared
+  /// cores a turn's ratio moved 0.91-1.04 between repetitions: with three,
+  /// one slow pair decided a turn's median (RESULTS.md §1d, stops 41-42).
+  static func chatRuns(_ runs: Int) -> Int {
+    ProcessInfo.processInfo.environment["HI_CHAT_RUNS"].flatMap(Int.init).map { max(1, $0) } ?? max(runs, 5)
+  }
+
   static func run(modelPath: String, llamaBench: String, threads: Int, runs: Int) async throws {
     let decision = Decision()
     LocalSystemModel.setLlamaLogHandler(decision.handler)
@@ -128,7 +136,7 @@ enum DepthBenchmark {
         + "streamed, 128 tokens per decode")
     let parts = ProcessInfo.processInfo.environment["HI_DEPTH_PARTS"] ?? "table,chat,prefill"
     if parts.contains("table") { try await table(models: try await fresh(), reference: reference, runs: runs) }
-    if parts.contains("chat") { try await DepthChat.run(fresh: fresh, reference: reference, runs: runs) }
+    if parts.contains("chat") { try await DepthChat.run(fresh: fresh, reference: reference, runs: chatRuns(runs)) }
     if parts.contains("prefill") { try await prefill(models: try await fresh(), reference: reference, runs: runs) }
   }
 
