@@ -20,12 +20,15 @@ import Synchronization
 /// each of those N callers sends `warmEach` more in a row (warm: the
 /// connections are up); a bare delegate URLSession does the same (the floor under the
 /// library); curl does the same as N processes (`CurlFleet`). Servers:
-/// llama-server `-np 4` with an HTTP pool larger than the most in flight,
-/// the same with its default pool (issue 22's hypothesis), and the fleet
+/// llama-server with a slot per request in flight and an HTTP pool larger
+/// than the most in flight (the goal's rows), `-np 4` with that pool and with
+/// its default pool (queueing rows; issue 22's hypothesis), and the fleet
 /// server (`FleetServer`, a loopback server cheap enough to take 128 in
 /// flight) answering as Gemini and as an OpenAI-compatible server.
 /// One-token answers, so the server's work is small and the same on every
-/// side. The clients' connection limit per host
+/// side; `make bench` gives llama-server the tiny model (~2 ms an answer),
+/// since SmolLM2's compute queue on shared cores moves a round's median by
+/// tens of ms, more than the goal. The clients' connection limit per host
 /// (`RequestOptions.maximumConnectionsPerHost`) is the number in flight, as
 /// its documentation asks and as curl's N processes have N connections
 /// (`FLEET_CONNECTIONS=C` sets another); `--only fleet`
@@ -102,7 +105,7 @@ enum FleetBenchmark {
         }
       }
     }
-    print(FleetRow.markdown(rows, transport: transport))
+    print(FleetRow.markdown(rows, transport: transport, modelPath: modelPath))
     if rounds > 1 { print("\n" + FleetRow.pairedMarkdown(rows)) }
   }
 

@@ -29,14 +29,15 @@ struct FleetRow {
       && client.percentile(0.99) <= 1.1 * curl.percentile(0.99)
   }
 
-  static func markdown(_ rows: [FleetRow], transport: FleetTransport) -> String {
+  static func markdown(_ rows: [FleetRow], transport: FleetTransport, modelPath: String) -> String {
     var lines = [
       "## Remote clients at scale beside curl (issue 22, goal: median within 2 ms, p99 within 10%)",
       "",
       "- CPU: \(SSEThroughput.cpuModel()) (lscpu \"Model name\"), "
         + "\(ProcessInfo.processInfo.activeProcessorCount) CPUs shared by client, server and curl",
       "- Date: \(ISO8601DateFormatter().string(from: Date())), "
-        + "`cloud-benchmark fleet --local-model SmolLM2 --transport \(transport.rawValue)`, connection limit "
+        + "`cloud-benchmark fleet --local-model \(URL(fileURLWithPath: modelPath).lastPathComponent) "
+        + "--transport \(transport.rawValue)`, connection limit "
         + "per host \(FleetBenchmark.inFlight.map { "\(FleetBenchmark.connections(inFlight: $0))" }.joined(separator: " / ")) "
         + "at \(FleetBenchmark.inFlight.map(String.init).joined(separator: " / ")) in flight",
       "- Cold: a fresh client sends N at once (each opens its connection); warm: each of the N callers then "
