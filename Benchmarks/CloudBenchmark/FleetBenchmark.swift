@@ -111,7 +111,8 @@ enum FleetBenchmark {
 
   /// One path only, `rounds` times cold and warm at `inFlight` against the
   /// fleet server (for `perf`): `client`/`bare` (Gemini), `openai`/`openai-bare`,
-  /// or llama-server (`llama`/`llama-bare`, the GGUF in `FLEET_MODEL`).
+  /// or llama-server with a slot per request in flight (`llama`/`llama-bare`,
+  /// the GGUF in `FLEET_MODEL`).
   /// Prints the rounds' median warm latency and CPU per request, and curl's
   /// warm median at the same `inFlight` (a curl run after each round).
   /// `FLEET_HOGS=K` keeps K processes spinning meanwhile: cores that
@@ -124,10 +125,11 @@ enum FleetBenchmark {
     var llama: LlamaServerProcess?
     defer { llama?.stop() }
     if path.hasPrefix("llama"), let model = ProcessInfo.processInfo.environment["FLEET_MODEL"] {
-      // `llama` / `llama-bare`: llama-server -np 4 with the large HTTP pool, GGUF in FLEET_MODEL.
+      // `llama` / `llama-bare`: the goal's llama-server (a slot per request in
+      // flight, the large HTTP pool), GGUF in FLEET_MODEL.
       let server = try await LlamaServerProcess(
-        model: model, parallel: 4, contextSize: 4 * 1024, threads: ProcessInfo.processInfo.activeProcessorCount,
-        extraArguments: HTTPPool.large.arguments)
+        model: model, parallel: inFlight, contextSize: max(4 * 1024, inFlight * 128),
+        threads: ProcessInfo.processInfo.activeProcessorCount, extraArguments: HTTPPool.large.arguments)
       llama = server
       target = .openAI(server: server)
     }
