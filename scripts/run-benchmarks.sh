@@ -8,6 +8,8 @@ cd "$HI_SCRIPTS/.."
 
 BIN=.build/release
 MODEL="${HYBRID_LOCAL_MODEL:-$HI_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf}"
+# The fleet's llama-server model: the tiny one, so its rows read the clients (step below).
+FLEET_GGUF="${BENCH_FLEET_MODEL:-${HYBRID_TEST_TINY_MODEL:-$HI_MODELS/tiny-random-llama.gguf}}"
 # LLAMA_BENCH_BIN: a llama-bench built elsewhere (same llama.cpp version), else the prefix's.
 LLAMA_BENCH="${LLAMA_BENCH_BIN:-$LLAMA_PREFIX/bin/llama-bench}"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
@@ -88,8 +90,7 @@ step "remote clients at scale beside curl: the fleet server and llama-server (a 
 # llama-server serves the tiny model: its answer costs ~2 ms of compute, so the
 # rows read the clients; SmolLM2's ~400 ms compute queue on shared cores moves a
 # round's median by tens of ms (RESULTS §7). A failed run is reported, not fatal.
-FLEET_ROUNDS="${FLEET_ROUNDS:-5}" "$BIN/cloud-benchmark" fleet \
-    --local-model "${BENCH_FLEET_MODEL:-${HYBRID_TEST_TINY_MODEL:-$HI_MODELS/tiny-random-llama.gguf}}" | tee "$OUT/fleet" \
+FLEET_ROUNDS="${FLEET_ROUNDS:-5}" "$BIN/cloud-benchmark" fleet --local-model "$FLEET_GGUF" | tee "$OUT/fleet" \
     || echo "(the fleet benchmark failed in this run: see the reading note)" | tee -a "$OUT/fleet"
 
 CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')

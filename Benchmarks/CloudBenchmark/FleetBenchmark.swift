@@ -77,7 +77,6 @@ enum FleetBenchmark {
   }
 
   static func run(modelPath: String, transport: FleetTransport, only: Only?) async throws {
-    let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     var rows: [FleetRow] = []
     let fleet = try FleetServerProcess()
     defer { fleet.stop() }
@@ -91,10 +90,7 @@ enum FleetBenchmark {
     if only != .fleet {
       for setup in LlamaServerSetup.all where only != .llama || setup.pool == .large {
         for count in setup.inFlight {
-          let slots = setup.slots ?? count
-          let server = try await LlamaServerProcess(
-            model: modelPath, parallel: slots, contextSize: max(4 * 1024, slots * 128), threads: threads,
-            extraArguments: setup.pool.arguments)
+          let server = try await setup.start(model: modelPath, inFlight: count)
           defer { server.stop() }
           var target = FleetTarget.openAI(server: server)
           target.serverName = setup.label(inFlight: count)
@@ -125,11 +121,8 @@ enum FleetBenchmark {
     var llama: LlamaServerProcess?
     defer { llama?.stop() }
     if path.hasPrefix("llama"), let model = ProcessInfo.processInfo.environment["FLEET_MODEL"] {
-      // `llama` / `llama-bare`: the goal's llama-server (a slot per request in
-      // flight, the large HTTP pool), GGUF in FLEET_MODEL.
-      let server = try await LlamaServerProcess(
-        model: model, parallel: inFlight, contextSize: max(4 * 1024, inFlight * 128),
-        threads: ProcessInfo.processInfo.activeProcessorCount, extraArguments: HTTPPool.large.arguments)
+      // `llama` / `llama-bare`: the goal's llama-server, GGUF in FLEET_MODEL.
+      let server = try await LlamaServerSetup.goal.start(model: model, inFlight: inFlight)
       llama = server
       target = .openAI(server: server)
     }
@@ -219,11 +212,23 @@ struct LlamaServerSetup {
   var pool: HTTPPool
   var inFlight: [Int]
 
+  /// A slot and an HTTP thread per request in flight: the goal's server.
+  static let goal = LlamaServerSetup(slots: nil, pool: .large, inFlight: FleetBenchmark.inFlight)
+
   static let all = [
-    LlamaServerSetup(slots: nil, pool: .large, inFlight: FleetBenchmark.inFlight),
+    goal,
     LlamaServerSetup(slots: 4, pool: .large, inFlight: [32]),
     LlamaServerSetup(slots: 4, pool: .default, inFlight: [32]),
   ]
+
+  /// Starts this llama-server for `inFlight` requests: its slots, 128
+  /// context tokens a slot (4,096 at least), both cores for compute.
+  func start(model: String, inFlight: Int) async throws -> LlamaServerProcess {
+    let slots = slots ?? inFlight
+    return try await LlamaServerProcess(
+      model: model, parallel: slots, contextSize: max(4 * 1024, slots * 128),
+      threads: max(1, ProcessInfo.processInfo.activeProcessorCount), extraArguments: pool.arguments)
+  }
 
   func label(inFlight: Int) -> String {
     let queue = slots.map { $0 < inFlight ? " (\(inFlight) queue for \($0) slots)" : "" } ?? ""
