@@ -141,6 +141,26 @@ final class HTTP1ResponseParserTests: XCTestCase {
     assertRefused("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", .invalidContentLength)
   }
 
+  /// Optional whitespace around a value is spaces and tabs (RFC 9110
+  /// §5.6.3), nothing else: a framing field that a lenient reader takes one
+  /// way and a strict one on the path another desynchronises the stream.
+  func testFramingFields_trimOnlySpacesAndTabs() throws {
+    for space in ["\u{A0}", "\u{2003}", "\u{3000}"] {
+      assertRefused("HTTP/1.1 200 OK\r\nContent-Length: \(space)5\r\n\r\nhello", .invalidContentLength)
+      assertRefused("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\(space)\r\n\r\n", .unsupportedTransferEncoding)
+      XCTAssertTrue(try parse("HTTP/1.1 200 OK\r\nConnection: \(space)close\r\nContent-Length: 0\r\n\r\n").reusable)
+    }
+    for step in [1, 7, Int.max] {
+      let response = try parse(
+        "HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh:\t 5 \t\r\nCONNECTION: \tClose\r\n\r\nhello", step: step)
+      XCTAssertEqual(response.body, Data("hello".utf8), "step \(step)")
+      XCTAssertFalse(response.reusable, "step \(step)")
+    }
+    let head = try parse("HTTP/1.1 200 OK\r\nkeep-alive: max=9,\tTIMEOUT = 7\r\nContent-Length: 0\r\n\r\n").head
+    XCTAssertEqual(head?.keepAliveTimeout, .seconds(7))
+    XCTAssertEqual(head?.value("KEEP-ALIVE"), "max=9,\tTIMEOUT = 7")
+  }
+
   func testTransferCodingsOtherThanChunked_areRefused() {
     assertRefused("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferEncoding)
     assertRefused("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", .unsupportedTransferEncoding)

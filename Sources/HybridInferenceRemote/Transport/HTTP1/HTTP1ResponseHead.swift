@@ -1,5 +1,3 @@
-import Foundation
-
 /// A parsed response head.
 struct HTTP1ResponseHead: Sendable, Equatable {
   var statusCode: Int
@@ -15,33 +13,59 @@ struct HTTP1ResponseHead: Sendable, Equatable {
 
   /// The first value of the field named `name` (any case).
   func value(_ name: String) -> String? {
-    fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    fields.first { Self.sameToken($0.name, name) }?.value
   }
 
-  /// Every value of `name`, comma-separated lists split and trimmed.
+  /// Every value of `name`, comma-separated lists split and trimmed of
+  /// optional whitespace.
   func listValues(_ name: String) -> [String] {
-    fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-      .flatMap { $0.value.split(separator: ",") }
-      .map { $0.trimmingCharacters(in: .whitespaces) }
-      .filter { !$0.isEmpty }
+    fields.filter { Self.sameToken($0.name, name) }.flatMap { field in
+      field.value.utf8.split(separator: UInt8(ascii: ",")).compactMap { element in
+        let trimmed = Self.trimmingOptionalWhitespace(element)
+        return trimmed.isEmpty ? nil : String(decoding: trimmed, as: UTF8.self)
+      }
+    }
   }
 
   /// Whether the server lets the connection carry another request.
   var allowsReuse: Bool {
-    let tokens = listValues("Connection").map { $0.lowercased() }
-    if tokens.contains("close") { return false }
-    return isHTTP11 || tokens.contains("keep-alive")
+    let tokens = listValues("Connection")
+    if tokens.contains(where: { Self.sameToken($0, "close") }) { return false }
+    return isHTTP11 || tokens.contains { Self.sameToken($0, "keep-alive") }
   }
 
   /// `Keep-Alive: timeout=N`: how long the server keeps an idle connection.
   var keepAliveTimeout: Duration? {
     for parameter in listValues("Keep-Alive") {
-      let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-      if parts.count == 2, parts[0].lowercased() == "timeout", let seconds = Int(parts[1]), seconds >= 0 {
+      let parts = parameter.utf8.split(separator: UInt8(ascii: "="), maxSplits: 1).map(Self.trimmingOptionalWhitespace)
+      if parts.count == 2, Self.sameToken(String(decoding: parts[0], as: UTF8.self), "timeout"),
+        let seconds = Self.decimal(String(decoding: parts[1], as: UTF8.self))
+      {
         return .seconds(min(seconds, 3600))
       }
     }
     return nil
+  }
+
+  /// Whether two tokens (field names, `close`, `chunked`) are the same in
+  /// any ASCII case. Why not `caseInsensitiveCompare`: tokens are ASCII
+  /// (RFC 9110 §5.6.2), and Foundation's comparison folds Unicode through a
+  /// locale, a dozen times dearer for every field of every response.
+  static func sameToken(_ a: String, _ b: String) -> Bool {
+    func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+    return a.utf8.elementsEqual(b.utf8) { lower($0) == lower($1) }
+  }
+
+  /// `bytes` without the optional whitespace around it: spaces and tabs only
+  /// (RFC 9110 §5.6.3). Foundation's `.whitespaces` also takes Unicode
+  /// spaces, which read `Content-Length: <no-break space>5` as 5, where a
+  /// strict reader on the path refuses it: framing two readers disagree on
+  /// is how a response stream is desynchronised.
+  static func trimmingOptionalWhitespace(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+    var trimmed = bytes
+    while let first = trimmed.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
+    while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
+    return trimmed
   }
 
   /// The `Content-Length`, nil when absent; every value (repeated fields or
@@ -53,7 +77,7 @@ struct HTTP1ResponseHead: Sendable, Equatable {
       if let length, length != value { throw .invalidContentLength }
       length = value
     }
-    if length == nil, fields.contains(where: { $0.name.caseInsensitiveCompare("Content-Length") == .orderedSame }) {
+    if length == nil, fields.contains(where: { Self.sameToken($0.name, "Content-Length") }) {
       throw .invalidContentLength
     }
     return length
@@ -62,9 +86,9 @@ struct HTTP1ResponseHead: Sendable, Equatable {
   /// Whether the body is chunked; throws for any other coding (none was
   /// asked for, so the bytes could not be read as sent).
   func isChunked() throws(HTTP1ParseError) -> Bool {
-    let codings = listValues("Transfer-Encoding").map { $0.lowercased() }
+    let codings = listValues("Transfer-Encoding")
     if codings.isEmpty { return false }
-    guard codings.allSatisfy({ $0 == "chunked" }), codings.count == 1 else { throw .unsupportedTransferEncoding }
+    guard codings.count == 1, Self.sameToken(codings[0], "chunked") else { throw .unsupportedTransferEncoding }
     return true
   }
 
