@@ -126,6 +126,9 @@ enum FleetBenchmark {
       llama = server
       target = .openAI(server: server)
     }
+    // As `measure` does: a connection per request in flight (at 128 the
+    // default 32 had the client queue 96 of them, and only CPU compared).
+    target.options.maximumConnectionsPerHost = connections(inFlight: inFlight)
     try await target.warmUp()
     let hogs = try spinners(ProcessInfo.processInfo.environment["FLEET_HOGS"].flatMap(Int.init) ?? 0)
     // SIGKILL: a child of this process starts with SIGTERM blocked
