@@ -61,7 +61,8 @@ struct HTTP1ResponseHead: Sendable, Equatable {
   /// spaces, which read `Content-Length: <no-break space>5` as 5, where a
   /// strict reader on the path refuses it: framing two readers disagree on
   /// is how a response stream is desynchronised.
-  static func trimmingOptionalWhitespace(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+  static func trimmingOptionalWhitespace<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes
+  where Bytes.SubSequence == Bytes {
     var trimmed = bytes
     while let first = trimmed.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
     while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
@@ -134,10 +135,9 @@ struct HTTP1ResponseHead: Sendable, Equatable {
     guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { throw .malformedHeader }
     let name = line[line.startIndex..<colon]
     guard name.allSatisfy(HTTP1RequestWriter.isTokenByte) else { throw .malformedHeader }
-    var value = line[(colon + 1)...]
-    guard !value.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) else { throw .malformedHeader }
-    while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
-    while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+    let untrimmed = line[(colon + 1)...]
+    guard !untrimmed.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }) else { throw .malformedHeader }
+    let value = trimmingOptionalWhitespace(untrimmed)
     // Names are ASCII tokens; a value that is not UTF-8 is kept as Latin-1.
     let text = String(validating: value, as: UTF8.self) ?? String(value.map { Character(Unicode.Scalar($0)) })
     return (String(decoding: name, as: UTF8.self), text)
