@@ -12,8 +12,9 @@ import HybridInferenceCore
 ///
 /// After each turn on device, the llama.cpp state of the turn's prompt is on
 /// disk by the time `respond` returns (or its stream ends), and replaces the
-/// state of the prefix it extends, so a conversation keeps one file whatever
-/// its length. A new turn whose sequence holds less of its prompt in memory
+/// state of the prefix it extends (saved with either attention setting, when
+/// the context switches at a crossing), so a conversation keeps one file
+/// whatever its length. A new turn whose sequence holds less of its prompt in memory
 /// loads the longest saved prefix instead of decoding it;
 /// `UsageMetadata.cachedContentTokenCount` counts the tokens that were not
 /// decoded again. The shareable opening of a prompt (the instructions and

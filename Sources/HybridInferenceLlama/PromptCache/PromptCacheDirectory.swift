@@ -125,21 +125,26 @@ final class PromptCacheDirectory: Sendable {
 
   /// Writes `state` for `tokens` on the write queue, inside `writes`: into a
   /// temp file of mode 0600, renamed into place, then removes the
-  /// conversation states it extends and evicts past `maximumBytes`.
+  /// conversation states it extends, of `key` or of `replacing` (the keys
+  /// of the context's other attention setting, whose states it loads
+  /// rewritten), and evicts past `maximumBytes`.
   func save(
-    tokens: [llama_token], state: [UInt8], key: UInt64, isShareable: Bool, writes: PromptCacheWrites,
-    log: LogHandler
+    tokens: [llama_token], state: [UInt8], key: UInt64, replacing: [UInt64] = [], isShareable: Bool,
+    writes: PromptCacheWrites, log: LogHandler
   ) {
     writes.group.enter()
     writer.async {
       defer { writes.group.leave() }
       let clock = ContinuousClock.now
-      self.writeFile(tokens: tokens, state: state, key: key, isShareable: isShareable, log: log)
+      self.writeFile(
+        tokens: tokens, state: state, key: key, replacing: Set(replacing + [key]), isShareable: isShareable, log: log)
       writes.recordWrite(clock.duration(to: .now))
     }
   }
 
-  private func writeFile(tokens: [llama_token], state: [UInt8], key: UInt64, isShareable: Bool, log: LogHandler) {
+  private func writeFile(
+    tokens: [llama_token], state: [UInt8], key: UInt64, replacing: Set<UInt64>, isShareable: Bool, log: LogHandler
+  ) {
     let file = PromptCacheFile(key: key, tokens: tokens, isShareable: isShareable)
     let header = file.header(state: state)
     let size = header.count + tokens.count * MemoryLayout<llama_token>.size + state.count
@@ -176,7 +181,7 @@ final class PromptCacheDirectory: Sendable {
     }
     let placed = locked(LOCK_EX) { () -> Bool in
       guard rename(temp, path + "/" + file.name) == 0 else { return false }
-      replaceExtended(by: file, tokens: tokens)
+      replaceExtended(by: file, tokens: tokens, keys: replacing)
       evict()
       return true
     }
@@ -199,13 +204,15 @@ final class PromptCacheDirectory: Sendable {
     }
   }
 
-  /// Removes the conversation states of this key whose tokens `file`'s
+  /// Removes the conversation states of `keys` whose tokens `file`'s
   /// extend: a turn's state replaces its prefix's, so a conversation of n
-  /// turns keeps one file, not n. Shareable openings stay: other
+  /// turns keeps one file, not n, also across a context's switch of
+  /// attention setting at a crossing (the prefix saved under the other
+  /// setting's key is as superseded). Shareable openings stay: other
   /// conversations start with them.
-  private func replaceExtended(by file: PromptCacheFile, tokens: [llama_token]) {
+  private func replaceExtended(by file: PromptCacheFile, tokens: [llama_token], keys: Set<UInt64>) {
     for entry in index()
-    where entry.key == file.key && !entry.isShareable && entry.tokenCount < file.tokenCount
+    where keys.contains(entry.key) && !entry.isShareable && entry.tokenCount < file.tokenCount
       && entry.isPrefix(of: tokens)
     {
       unlink(path + "/" + entry.name)

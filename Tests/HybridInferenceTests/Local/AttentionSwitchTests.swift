@@ -85,6 +85,29 @@ final class AttentionSwitchTests: XCTestCase {
     XCTAssertEqual(context.attentionNow, LLAMA_FLASH_ATTN_TYPE_DISABLED)
   }
 
+  /// A conversation that passes the crossing keeps one state file: the one
+  /// its first turn saved under the other setting's key is a prefix of the
+  /// second's, replaced as a turn's state replaces its prefix's under one
+  /// key. (It stayed, and a chat that crossed kept two files.)
+  func testAConversationPastTheCrossing_keepsOneStateFile() async throws {
+    let path = try LocalTestModels.require(LocalTestModels.tinyPath)
+    let directory = try await directoryCrossingAt60(path)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    func conversations() -> [String] {
+      ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix("c.kv") }
+    }
+    let model = LocalSystemModel(
+      modelPath: path, contextSize: contextSize, threads: 2, promptCache: .directory(directory))
+    let session = GenerativeModelSession(model: model, logHandler: .silent)
+    _ = try await session.respond(to: "Hi.", options: greedy(8))
+    XCTAssertEqual(model.batchedContext?.attentionNow, LLAMA_FLASH_ATTN_TYPE_ENABLED)
+    XCTAssertEqual(conversations().count, 1, "\(conversations())")
+    let question = String(repeating: "Lights along the quay, boats in the harbour. ", count: 8) + "What now?"
+    _ = try await session.respond(to: question, options: greedy(8))
+    XCTAssertEqual(model.batchedContext?.attentionNow, LLAMA_FLASH_ATTN_TYPE_DISABLED)
+    XCTAssertEqual(conversations().count, 1, "the state saved with the kernel is replaced: \(conversations())")
+  }
+
   /// Two sequences (two sessions that overlapped): when one conversation
   /// passes the crossing, the other's cells, in the context's second
   /// stream or its first, move across rewritten too, and it goes on from them.

@@ -115,7 +115,7 @@ extension BatchedContext {
     }
     writes.recordCopy(clock.duration(to: .now))
     promptCache.store.save(
-      tokens: Array(caches[sequence].tokens), state: kept, key: key.hash,
+      tokens: Array(caches[sequence].tokens), state: kept, key: key.hash, replacing: cacheKeys.map(\.key.hash),
       isShareable: point == turn.shareablePoint, writes: writes, log: log)
   }
 
