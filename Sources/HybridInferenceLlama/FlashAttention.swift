@@ -24,9 +24,9 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// context is made again without the kernel when a turn starts past it,
   /// its conversations' cells rewritten for the other layout (not decoded
   /// again), and with it again once every conversation it holds is short
-  /// again. Every depth gets at least five timed pairs. It costs 1.1-1.7 s
-  /// for SmolLM2-sized models on 2 cores (measured on an Intel Xeon; the
-  /// 3,072-deep steps take 0.7 s of it) and runs
+  /// again. A depth stops once its timed pairs settle it (three at least,
+  /// else five). It costs 0.57-0.65 s for SmolLM2-sized models on 2 cores
+  /// (measured on an AMD EPYC) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model

@@ -21,57 +21,121 @@ extension SequenceStateLayout {
   /// after one token at position 0); nil when `oneCell` is not laid out so,
   /// or the result would pass `maximumBytes`.
   static func repeated(_ oneCell: [UInt8], cells: Int, maximumBytes: Int = 512 << 20) -> [UInt8]? {
-    guard cells > 0, let parsed = OneCell(oneCell) else { return nil }
-    let (cellBytes, overflow) = parsed.bytesPerCell.multipliedReportingOverflow(by: cells)
-    guard !overflow, cellBytes <= maximumBytes else { return nil }
-    var bytes = Array(oneCell.prefix(tagSize))
-    bytes.reserveCapacity(cellBytes + oneCell.count)
-    append(1, to: &bytes)  // streams
-    append(UInt32(clamping: cells), to: &bytes)
-    for cell in 0..<cells {
-      append(UInt32(truncatingIfNeeded: cell), to: &bytes)  // position
-      append(1, to: &bytes)  // sequences holding the cell
-      append(0, to: &bytes)  // the sequence
-    }
-    append(parsed.transposedValues ? 1 : 0, to: &bytes)
-    append(parsed.layerCount, to: &bytes)
-    for part in parsed.parts {
-      bytes += oneCell[part.header]
-      if part.transposed {
-        for element in stride(from: part.data.lowerBound, to: part.data.upperBound, by: part.elementSize) {
-          appendRepeated(oneCell[element..<(element + part.elementSize)], count: cells, to: &bytes)
-        }
-      } else {
-        appendRepeated(oneCell[part.data], count: cells, to: &bytes)
-      }
-    }
-    return bytes
+    var state: [UInt8] = []
+    return repeated(oneCell, cells: cells, maximumBytes: maximumBytes, into: &state) ? state : nil
   }
 
-  /// Appends `count` copies of `pattern`, doubling what is written with
-  /// `memcpy`: a V column of 3,072 two-byte elements appended one at a time
-  /// made the calibration's 77 MB state in 0.6 s on 2 cores (and in 30 s in
-  /// a debug build, where every generic append goes element by element).
-  private static func appendRepeated(_ pattern: ArraySlice<UInt8>, count: Int, to bytes: inout [UInt8]) {
-    let size = pattern.count
-    let total = size * count  // bounded by `repeated`'s overflow check
-    guard total > 0 else { return }
-    let copies = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-      initialized = 0
-      guard let base = buffer.baseAddress else { return }
-      pattern.withUnsafeBufferPointer { one in
-        if let source = one.baseAddress { memcpy(base, source, size) }
+  /// `repeated(_:cells:maximumBytes:)` written into `state`, in place when it
+  /// already has the size (the calibration's second context: both layouts of
+  /// a model's state, `v_trans` or not, are as long, and a fresh 77 MB array
+  /// costs 35 ms of page faults on 2 cores); false, and `state` empty, when
+  /// `oneCell` is not laid out so or the result would pass `maximumBytes`.
+  static func repeated(_ oneCell: [UInt8], cells: Int, maximumBytes: Int = 512 << 20, into state: inout [UInt8])
+    -> Bool
+  {
+    guard cells > 0, let parsed = OneCell(oneCell) else {
+      state = []
+      return false
+    }
+    let (cellBytes, overflow) = parsed.bytesPerCell.multipliedReportingOverflow(by: cells)
+    guard !overflow, cellBytes <= maximumBytes else {
+      state = []
+      return false
+    }
+    // Fixed parts: the tag, the stream and cell counts, `v_trans` and the layer count, the layers' headers.
+    let total = cellBytes + tagSize + 16 + parsed.parts.reduce(0) { $0 + $1.header.count }
+    func write(to base: UnsafeMutablePointer<UInt8>) -> Bool {
+      var writer = Writer(base: base, capacity: total, source: oneCell)
+      writer.copy(0..<tagSize)
+      writer.write(1)  // streams
+      writer.write(UInt32(clamping: cells))
+      for cell in 0..<cells {
+        writer.write(UInt32(truncatingIfNeeded: cell))  // position
+        writer.write(1)  // sequences holding the cell
+        writer.write(0)  // the sequence
+      }
+      writer.write(parsed.transposedValues ? 1 : 0)
+      writer.write(parsed.layerCount)
+      for part in parsed.parts {
+        writer.copy(part.header)
+        if part.transposed {
+          for element in stride(from: part.data.lowerBound, to: part.data.upperBound, by: part.elementSize) {
+            writer.copy(element..<(element + part.elementSize), times: cells)
+          }
+        } else {
+          writer.copy(part.data, times: cells)
+        }
+      }
+      // `total` counts exactly what the loops above write; anything else is refused.
+      return writer.offset == total
+    }
+    var written = false
+    if state.count == total {
+      state.withUnsafeMutableBufferPointer { buffer in written = buffer.baseAddress.map(write(to:)) ?? false }
+    } else {
+      state = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+        initialized = 0
+        guard let base = buffer.baseAddress else { return }
+        written = write(to: base)
+        initialized = written ? total : 0
+      }
+    }
+    if !written { state = [] }
+    return written
+  }
+
+  /// Writes a state straight into its final buffer: a 77 MB state made by
+  /// appending each part's copies to a growing array was copied twice (and
+  /// each element appended one at a time took 0.6 s on 2 cores, 30 s in a
+  /// debug build).
+  ///
+  /// Bounded: a write that would pass `capacity` writes nothing and marks
+  /// the state short (`offset` past `capacity`), which `repeated` refuses.
+  private struct Writer {
+    let base: UnsafeMutablePointer<UInt8>
+    let capacity: Int
+    let source: [UInt8]
+    var offset = 0
+
+    /// Whether `count` more bytes fit; if not, the writer is spent.
+    private mutating func reserve(_ count: Int) -> Bool {
+      guard count <= capacity - offset else {
+        offset = capacity + 1
+        return false
+      }
+      return true
+    }
+
+    mutating func write(_ value: UInt32) {
+      guard reserve(4) else { return }
+      withUnsafeBytes(of: value.littleEndian) { bytes in
+        for byte in bytes {
+          base[offset] = byte
+          offset += 1
+        }
+      }
+    }
+
+    /// `times` copies of `range` of the source, doubling what is written
+    /// with `memcpy` (the source of each doubling, the copies written so
+    /// far, never overlaps its destination).
+    mutating func copy(_ range: Range<Int>, times: Int = 1) {
+      let size = range.count
+      let (total, overflow) = size.multipliedReportingOverflow(by: times)
+      guard size > 0, times > 0, range.lowerBound >= 0, range.upperBound <= source.count else { return }
+      guard !overflow, reserve(total) else { return }
+      let destination = base.advanced(by: offset)
+      source.withUnsafeBufferPointer { one in
+        if let start = one.baseAddress { memcpy(destination, start.advanced(by: range.lowerBound), size) }
       }
       var filled = size
       while filled < total {
         let chunk = min(filled, total - filled)
-        // The source (the first `chunk` bytes) and the destination do not overlap: chunk <= filled.
-        memcpy(base.advanced(by: filled), base, chunk)
+        memcpy(destination.advanced(by: filled), destination, chunk)
         filled += chunk
       }
-      initialized = total
+      offset += total
     }
-    bytes += copies
   }
 
   /// One cell's state, parsed into its layers' parts.

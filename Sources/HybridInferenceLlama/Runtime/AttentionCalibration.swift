@@ -227,15 +227,31 @@ enum AttentionCalibration {
   /// steps off can win only where on is `margin` slower than off at some
   /// depth (`wholeStepVerdict`; under that: on), so the deepest one is open
   /// while the median difference is within two standard errors of that
-  /// point (the error from the pairs' median absolute deviation).
+  /// point (`isNear`).
   static func isUnresolved(_ cell: Cell, margin: Double) -> Bool {
+    isNear(cell, fraction: margin)
+  }
+
+  /// Whether `cell`'s pairs already say on which side of both `margin` and
+  /// `-margin` its difference lies: what every reading of a depth asks (on
+  /// clearly behind, clearly ahead, or within: `wholeStepVerdict`,
+  /// `switchDepth`), so a depth that is settled needs no more pairs
+  /// (`AttentionStepCalibration.wantsAnotherPair`).
+  static func isSettled(_ cell: Cell, margin: Double) -> Bool {
+    !isNear(cell, fraction: margin) && !isNear(cell, fraction: -margin)
+  }
+
+  /// Whether the median of `cell`'s paired differences (on minus off) is
+  /// within two standard errors (from the pairs' median absolute deviation)
+  /// of `fraction` of its median time off; true under three pairs.
+  static func isNear(_ cell: Cell, fraction: Double) -> Bool {
     let differences = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.1.isFinite }.map { $0.0 - $0.1 }
     guard differences.count >= 3 else { return true }
     let middle = median(differences)
     let spread = 1.4826 * median(differences.map { abs($0 - middle) })
     let standardError = 1.2533 * spread / Double(differences.count).squareRoot()
     let off = median(cell.off.filter(\.isFinite))
-    return abs(middle - margin * off) < 2 * standardError
+    return abs(middle - fraction * off) < 2 * standardError
   }
 
   /// The middle value (the mean of the two middle ones for an even count); nil-free input.

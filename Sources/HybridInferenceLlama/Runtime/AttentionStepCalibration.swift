@@ -25,8 +25,8 @@ import HybridInferenceCore
 /// window), refused when their K/V would pass `maximumCacheBytes`; a model
 /// whose step takes more than `maximumStepSeconds` is not timed this way (the
 /// graph, whose cost does not grow with the weights, measures instead); no
-/// new repetition starts past `timeBudget` once every depth has
-/// `minimumRepetitions`.
+/// depth gets a repetition past `minimumRepetitions` once `timeBudget` is
+/// spent, and a depth whose pairs settle it stops at `settledRepetitions`.
 enum AttentionStepCalibration {
   /// The most K/V bytes of one calibration context: 128 MiB.
   static let maximumCacheBytes = 128 << 20
@@ -34,39 +34,71 @@ enum AttentionStepCalibration {
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
   /// hundreds, and its whole calibration would take seconds).
   static let maximumStepSeconds = 0.06
-  /// Timed repetitions of a (depth, setting) cell after one warm-up:
+  /// Timed repetitions of a (depth, setting) cell after one warm-up, while
+  /// its pairs leave it open and the time budget lasts:
   /// `minimumRepetitions` per unit of the depth's weight
   /// (`AttentionCalibration.weight(ofDepth:)`), at most 15, so 5 at depth 0,
-  /// 10 at 256 and 15 at 1,024 and 3,072, where the
-  /// decision is made (25 at 1,024 cost SmolLM2 0.85 s in all):
-  /// SmolLM2's two settings are 1-5% apart there on an AMD EPYC, and one
-  /// step's noise on shared cores is ±5%.
+  /// 10 at 256 and 15 at 1,024 and 3,072 (`wantsAnotherPair`). SmolLM2's two
+  /// settings are 1-5% apart there on an AMD EPYC, and one step's noise on
+  /// shared cores is ±5%.
   static func repetitions(atDepth depth: Int) -> Int {
     min(15, Int((Double(minimumRepetitions) * AttentionCalibration.weight(ofDepth: depth)).rounded()))
   }
   /// The most repetitions at the deepest depth while its pairs leave the
   /// verdict open (`AttentionCalibration.isUnresolved`): 30.
   static let maximumRepetitions = 30
-  /// Seconds after which no further repetition starts, once a depth has
-  /// `minimumRepetitions`.
-  static let timeBudget = 0.7
-  /// The timed repetitions every depth gets, past the time budget, and the
-  /// unit of `repetitions(atDepth:)`: 5.
+  /// Seconds from the calibration's start (its contexts included) after
+  /// which no depth gets a pair past `minimumRepetitions`: 0.5.
   ///
-  /// Why not fewer: the deepest depth runs first and on a slow or busy host
-  /// spends the whole budget (SmolLM2 at 23-28 ms a step on an AMD EPYC whose
-  /// llama-bench decoded at half its usual speed, RESULTS.md §1d). With two
-  /// pairs left to depth 0, one stalled step read off 38% slower there, where
-  /// five pairs in later processes on that host read 20-21% and
-  /// llama-bench 19%; depth 0 weighs in the worst-depth reading
-  /// (`wholeStepVerdict`) as much as 1,024. Five pairs cost SmolLM2 on such a
-  /// host about 0.2 s more at 0 and 256 together.
+  /// Why 0.5: the goal is a calibration well under a second at a model's
+  /// first load. Its fixed part (two contexts of 3,328 cells, the deep state
+  /// loaded into both) is 0.17-0.2 s for SmolLM2 on 2 cores, and five pairs
+  /// at each depth another 0.4-0.5 s on an AMD EPYC (3,072 tokens: 16-19 ms
+  /// a step); the budget leaves the near ties some pairs more.
+  static let timeBudget = 0.5
+  /// The timed repetitions every depth gets, past the time budget, unless
+  /// `settledRepetitions` settle it sooner; the unit of
+  /// `repetitions(atDepth:)`: 5.
+  ///
+  /// Why not fewer for an open depth: the deepest depth runs first and on a
+  /// slow or busy host spends the whole budget (SmolLM2 at 23-28 ms a step on
+  /// an AMD EPYC whose llama-bench decoded at half its usual speed,
+  /// RESULTS.md §1d). With two pairs left to depth 0, one stalled step read
+  /// off 38% slower there, where five pairs in later processes on that host
+  /// read 20-21% and llama-bench 19%; depth 0 weighs in the worst-depth
+  /// reading (`wholeStepVerdict`) as much as 1,024.
   static let minimumRepetitions = 5
+  /// The fewest repetitions after which a depth whose pairs already settle
+  /// every reading of it (`AttentionCalibration.isSettled`) stops: 3, whose
+  /// median one stalled step does not move.
+  ///
+  /// Why stop early: on the Xeon of RESULTS.md §1d the settings are 2x apart
+  /// at 1,024 tokens, which three pairs show as well as fifteen; the
+  /// repetitions are for the near ties.
+  static let settledRepetitions = 3
+
+  /// Whether a depth whose pairs so far are `cell` gets another, `elapsed`
+  /// seconds into the calibration: not once `settledRepetitions` settle it;
+  /// yes under `minimumRepetitions`; past `budget`, no; else up to `planned`
+  /// (`repetitions(atDepth:)`), and at the `deciding` (deepest) depth, while
+  /// its pairs cannot yet tell the settings apart from a tie, up to
+  /// `maximumRepetitions`. Pure, so that tests state the timings.
+  static func wantsAnotherPair(
+    _ cell: AttentionCalibration.Cell, planned: Int, deciding: Bool, elapsed: Double, budget: Double
+  ) -> Bool {
+    let pairs = min(cell.on.count, cell.off.count)
+    let margin = AttentionCalibration.stepTieMargin
+    if pairs >= settledRepetitions, AttentionCalibration.isSettled(cell, margin: margin) { return false }
+    if pairs < minimumRepetitions { return true }
+    if elapsed > budget { return false }
+    if pairs < planned { return true }
+    return deciding && pairs < maximumRepetitions && AttentionCalibration.isUnresolved(cell, margin: margin)
+  }
 
   /// Times `model`'s decode step at each of `depths`, both ways; the calling
   /// thread must be a compute lane (`ComputeLanes`). A failure when the first
-  /// step takes over `slowestStep` seconds; no repetition past
-  /// `minimumRepetitions` starts after `budget` seconds (tests lower both).
+  /// step takes over `slowestStep` seconds; how many repetitions each depth
+  /// gets: `wantsAnotherPair` (tests lower both limits).
   static func measure(
     model: LlamaModel, shape: AttentionCalibrationGraph.Shape, depths: [Int], threads: Int, batchSize: Int,
     slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
@@ -87,30 +119,24 @@ enum AttentionStepCalibration {
     defer { LlamaBackend.inFlight.leave() }
     var steps = Steps(model: model, threads: threads, cells: cells, batchSize: min(batchSize, cells))
     defer { steps.free() }
+    let start = DispatchTime.now().uptimeNanoseconds
     do throws(AttentionCalibration.Failure) {
       try steps.makeContexts()
       try steps.load(depth: deepest)
       var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: shape.layers, wholeSteps: true)
       result.cells = depths.map { AttentionCalibration.Cell(depth: $0) }
-      let start = DispatchTime.now().uptimeNanoseconds
       // Deepest first: each shallower depth is the deeper one cut short.
       for (done, index) in depths.indices.sorted(by: { depths[$0] > depths[$1] }).enumerated() {
         let depth = depths[index]
         try steps.truncate(to: depth)
-        var limit = repetitions(atDepth: depth)
-        var round = 0
-        while round <= limit {
+        let planned = repetitions(atDepth: depth)
+        var round = 0  // round 0 warms the depth up (a new graph, the cut cache) and is not kept
+        while round == 0
+          || wantsAnotherPair(
+            result.cells[index], planned: planned, deciding: done == 0,
+            elapsed: Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9, budget: budget)
+        {
           defer { round += 1 }
-          let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
-          if round > minimumRepetitions, elapsed > budget { break }
-          // The deepest depth decides: while its pairs cannot yet tell the
-          // settings apart from a tie, 5 more, up to `maximumRepetitions`.
-          if round == limit, done == 0, limit < maximumRepetitions,
-            AttentionCalibration.isUnresolved(
-              result.cells[index], margin: AttentionCalibration.stepTieMargin)
-          {
-            limit += 5
-          }
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           for flash in (round + done).isMultiple(of: 2) ? [false, true] : [true, false] {
             let seconds = try steps.step(flash: flash, at: depth)
@@ -168,6 +194,7 @@ enum AttentionStepCalibration {
 
     /// Fills both contexts' sequence 0 to `depth` cells.
     mutating func load(depth: Int) throws(AttentionCalibration.Failure) {
+      var deep: [UInt8] = []  // one buffer, rewritten in place for the second context
       for context in contexts {
         _ = try decode(context, at: 0)
         guard depth > 0 else { continue }
@@ -175,7 +202,7 @@ enum AttentionStepCalibration {
         guard size > 0, size <= 1 << 26 else { throw .init(reason: "a one-token state of \(size) bytes") }
         var one = [UInt8](repeating: 0, count: size)
         guard llama_state_seq_get_data(context, &one, size, 0) == size,
-          let deep = SequenceStateLayout.repeated(one, cells: depth)
+          SequenceStateLayout.repeated(one, cells: depth, into: &deep)
         else { throw .init(reason: "this llama.cpp's sequence state is not one the calibration can repeat") }
         _ = llama_memory_seq_rm(llama_get_memory(context), 0, -1, -1)
         guard llama_state_seq_set_data(context, deep, deep.count, 0) == deep.count else {

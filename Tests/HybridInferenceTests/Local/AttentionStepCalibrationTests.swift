@@ -52,6 +52,23 @@ final class AttentionStepCalibrationTests: XCTestCase {
         + [60, 61, 60, 61, 60, 61, 62, 63, 62, 63, 62, 63])
   }
 
+  /// The calibration's second context reuses the first one's buffer (the
+  /// two layouts are as long): written in place it is the state a fresh
+  /// array holds, and a layout it cannot repeat leaves it empty.
+  func testARepeatedState_writtenIntoABuffer_isTheFreshOne() throws {
+    var state: [UInt8] = []
+    XCTAssertTrue(SequenceStateLayout.repeated(oneCell(transposed: false), cells: 3, into: &state))
+    XCTAssertEqual(state, SequenceStateLayout.repeated(oneCell(transposed: false), cells: 3))
+    let firstLength = state.count
+    XCTAssertTrue(SequenceStateLayout.repeated(oneCell(transposed: true), cells: 3, into: &state))
+    XCTAssertEqual(state.count, firstLength, "both layouts are as long: rewritten in place")
+    XCTAssertEqual(state, SequenceStateLayout.repeated(oneCell(transposed: true), cells: 3))
+    XCTAssertTrue(SequenceStateLayout.repeated(oneCell(transposed: true), cells: 5, into: &state))
+    XCTAssertEqual(state, SequenceStateLayout.repeated(oneCell(transposed: true), cells: 5), "another length")
+    XCTAssertFalse(SequenceStateLayout.repeated(Array(oneCell(transposed: true).dropLast()), cells: 3, into: &state))
+    XCTAssertEqual(state, [])
+  }
+
   func testAStateItDoesNotKnow_isNotRepeated() {
     let good = oneCell(transposed: false)
     var twoStreams = good
@@ -124,12 +141,16 @@ final class AttentionStepCalibrationTests: XCTestCase {
     XCTAssertTrue(timings.wholeSteps)
     XCTAssertEqual(timings.cells.map(\.depth), [0, 256, 1024])
     for cell in timings.cells {
-      // Every repetition, or at least `minimumRepetitions` past the time budget (busy cores).
-      // (The deepest, which decides, may take more while its pairs leave the verdict open.)
+      // Every repetition, or at least `minimumRepetitions` past the time budget (busy cores), or
+      // fewer, down to `settledRepetitions`, where the pairs settle the depth. (The deepest,
+      // which decides, may take more while its pairs leave the verdict open.)
       let most =
         cell.depth == 1024
         ? AttentionStepCalibration.maximumRepetitions : AttentionStepCalibration.repetitions(atDepth: cell.depth)
-      XCTAssertTrue((AttentionStepCalibration.minimumRepetitions...most).contains(cell.on.count), "\(cell)")
+      XCTAssertTrue((AttentionStepCalibration.settledRepetitions...most).contains(cell.on.count), "\(cell)")
+      if cell.on.count < AttentionStepCalibration.minimumRepetitions {
+        XCTAssertTrue(AttentionCalibration.isSettled(cell, margin: AttentionCalibration.stepTieMargin), "\(cell)")
+      }
       XCTAssertEqual(cell.on.count, cell.off.count)
       XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
     }
@@ -146,9 +167,40 @@ final class AttentionStepCalibrationTests: XCTestCase {
       AttentionStepCalibration.measure(
         model: loaded, shape: shape, depths: [0, 256, 1024], threads: 2, batchSize: 512, budget: 0)
     }.get()
-    let minimum = AttentionStepCalibration.minimumRepetitions
-    XCTAssertEqual(timings.cells.map(\.on.count), [minimum, minimum, minimum])
-    XCTAssertEqual(timings.cells.map(\.off.count), [minimum, minimum, minimum])
+    for cell in timings.cells {
+      // The minimum, or fewer only where the pairs settled the depth first.
+      XCTAssertEqual(cell.on.count, cell.off.count)
+      let settled = AttentionCalibration.isSettled(cell, margin: AttentionCalibration.stepTieMargin)
+      let fewest = settled ? AttentionStepCalibration.settledRepetitions : AttentionStepCalibration.minimumRepetitions
+      XCTAssertTrue((fewest...AttentionStepCalibration.minimumRepetitions).contains(cell.on.count), "\(cell)")
+    }
+  }
+
+  /// How many pairs a depth gets, from stated timings: a depth whose pairs
+  /// settle it stops at three; an open one gets five whatever the budget,
+  /// its plan within the budget, and, where it decides, more while it sits
+  /// near the margin, up to the cap.
+  func testADepth_getsPairsWhileItIsOpen_andTheBudgetLasts() {
+    func cell(_ ratios: [Double]) -> AttentionCalibration.Cell {
+      AttentionCalibration.Cell(depth: 1024, off: ratios.map { _ in 0.010 }, on: ratios.map { 0.010 * $0 })
+    }
+    func wants(_ ratios: [Double], planned: Int = 15, deciding: Bool = false, elapsed: Double = 0) -> Bool {
+      AttentionStepCalibration.wantsAnotherPair(
+        cell(ratios), planned: planned, deciding: deciding, elapsed: elapsed, budget: 0.5)
+    }
+    let clear = [2.0, 2.1, 1.9]  // on 2x slower (the Xeon at depth)
+    XCTAssertFalse(wants(clear), "settled at three pairs")
+    XCTAssertFalse(wants([0.5, 0.52, 0.49]), "on 2x faster: settled too")
+    XCTAssertFalse(wants([1.0, 1.001, 0.999]), "a tight tie is settled within the margins")
+    XCTAssertTrue(wants(Array(clear.prefix(2))), "two pairs settle nothing")
+    let nearMargin = [1.0, 1.1, 1.02, 1.08, 1.05]  // on ~5% behind: where the verdict turns
+    XCTAssertTrue(wants(Array(nearMargin.prefix(3)), elapsed: 9), "an open depth gets five past the budget")
+    XCTAssertFalse(wants(nearMargin, elapsed: 0.6), "five, then the budget ends it")
+    XCTAssertTrue(wants(nearMargin, planned: 15), "within the budget: its plan")
+    XCTAssertFalse(wants(nearMargin, planned: 5), "its plan done")
+    XCTAssertTrue(wants(nearMargin, planned: 5, deciding: true), "the deciding depth, still open")
+    let thirty = Array(repeating: nearMargin, count: 6).flatMap { $0 }
+    XCTAssertFalse(wants(thirty, planned: 5, deciding: true), "up to the cap")
   }
 
   func testDeeperDepths_getMoreRepetitions() {

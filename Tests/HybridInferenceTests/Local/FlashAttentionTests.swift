@@ -254,6 +254,23 @@ final class FlashAttentionTests: XCTestCase {
     XCTAssertTrue(AttentionCalibration.isUnresolved(cell([1.0, 1.01]), margin: 0.01), "too few pairs")
   }
 
+  /// Settled: the pairs say on which side of both +5% and -5% the
+  /// difference lies; a tight tie between them is settled, a noisy
+  /// difference near either is not.
+  func testADepth_isSettledOnlyClearOfBothMargins() {
+    func cell(_ ratios: [Double]) -> AttentionCalibration.Cell {
+      AttentionCalibration.Cell(depth: 256, off: ratios.map { _ in 0.008 }, on: ratios.map { 0.008 * $0 })
+    }
+    let margin = AttentionCalibration.stepTieMargin
+    let noise = [-0.02, 0.02, 0.0, 0.01, -0.01]
+    XCTAssertTrue(AttentionCalibration.isSettled(cell(noise.map { 1.3 + $0 }), margin: margin), "on far behind")
+    XCTAssertTrue(AttentionCalibration.isSettled(cell(noise.map { 0.7 + $0 }), margin: margin), "on far ahead")
+    XCTAssertTrue(AttentionCalibration.isSettled(cell(noise.map { 1 + $0 / 10 }), margin: margin), "a tight tie")
+    XCTAssertFalse(AttentionCalibration.isSettled(cell(noise.map { 1.05 + $0 }), margin: margin), "near +5%")
+    XCTAssertFalse(AttentionCalibration.isSettled(cell(noise.map { 0.95 + $0 }), margin: margin), "near -5%")
+    XCTAssertFalse(AttentionCalibration.isSettled(cell([1.3, 1.3]), margin: margin), "two pairs")
+  }
+
   func testOneSlowRepetition_doesNotFlipIt() {
     // On is 8% faster; a stall makes one "on" repetition at depth 1,024 ten times slower.
     var noisy = timings(atZero: 0.92, atDeep: 0.92)
