@@ -12,7 +12,8 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// request). On the CPU backend, by a calibration: the model's decode step
   /// is timed both ways on this machine, with 0, 256, 1,024 and 3,072 tokens
   /// in the cache (fewer when the context is smaller; the depth is loaded as a
-  /// state, not decoded). llama.cpp's default (on) stands unless off is
+  /// state, not decoded, into contexts with an answer's room past it, as the
+  /// library sizes a conversation that deep). llama.cpp's default (on) stands unless off is
   /// clearly faster (by over 5%) both in all, deeper steps weighing more,
   /// and at the depth where the slower setting falls furthest behind, so
   /// that a near tie, where the noise of one calibration on shared cores is
@@ -25,8 +26,8 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// its conversations' cells rewritten for the other layout (not decoded
   /// again), and with it again once every conversation it holds is short
   /// again. A depth stops once its timed pairs settle it (three at least,
-  /// else five). It costs 0.57-0.65 s for SmolLM2-sized models on 2 cores
-  /// (measured on an AMD EPYC) and runs
+  /// else five). It costs 0.5-0.9 s for SmolLM2-sized models on 2 cores
+  /// (median 0.73 s on an AMD EPYC) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model

@@ -21,8 +21,8 @@ import HybridInferenceCore
 /// cores. The K/V values are real ones (the copied cell's), and the time of a
 /// step does not depend on them.
 ///
-/// Bounded: two contexts of `cells(atDepth:)` of the deepest depth (not the
-/// window), refused when their K/V would pass `maximumCacheBytes`; a model
+/// Bounded: two contexts of `cells(forDeepest:)` cells (not the window),
+/// refused when their K/V would pass `maximumCacheBytes`; a model
 /// whose step takes more than `maximumStepSeconds` is not timed this way (the
 /// graph, whose cost does not grow with the weights, measures instead); no
 /// depth gets a repetition past `minimumRepetitions` once `timeBudget` is
@@ -30,6 +30,26 @@ import HybridInferenceCore
 enum AttentionStepCalibration {
   /// The most K/V bytes of one calibration context: 128 MiB.
   static let maximumCacheBytes = 128 << 20
+  /// Cells of room past the deepest depth: 256, an answer's worth.
+  static let answerRoom = 256
+
+  /// The cells of the calibration's contexts: the deepest depth, the new
+  /// token and `answerRoom`, padded to 256 as llama.cpp pads a context (3,584
+  /// for 3,072 tokens), the cells the library gives a conversation that deep
+  /// with an answer of up to 256 tokens to come (`WindowGrowth`).
+  ///
+  /// Why not just the depth (3,328 cells, as before): without flash
+  /// attention V is kept transposed, in rows as long as the context, and the
+  /// off path's speed at depth moves with that length. On an AMD EPYC
+  /// (RESULTS.md §1d) a 3,328-cell context read off 8-14% faster than on at
+  /// 3,072 tokens in most processes, where 3,584, 3,840 and 4,096 cells read
+  /// the two within 3% or on ahead, and the library's own decode 3,223 deep
+  /// (3,584 cells) and llama-bench's were 11-13% faster with it on: the
+  /// calibration had switched off from 1,024 tokens on that one lucky length.
+  static func cells(forDeepest depth: Int) -> Int {
+    guard depth >= 0, depth < 1 << 40 else { return Int.max }
+    return AttentionCalibrationGraph.cells(atDepth: depth + answerRoom)
+  }
   /// The slowest first step timed further: 60 ms (SmolLM2 135M takes 6-9 ms
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
   /// hundreds, and its whole calibration would take seconds).
@@ -51,7 +71,7 @@ enum AttentionStepCalibration {
   /// which no depth gets a pair past `minimumRepetitions`: 0.5.
   ///
   /// Why 0.5: the goal is a calibration well under a second at a model's
-  /// first load. Its fixed part (two contexts of 3,328 cells, the deep state
+  /// first load. Its fixed part (two contexts of 3,584 cells, the deep state
   /// loaded into both) is 0.17-0.2 s for SmolLM2 on 2 cores, and five pairs
   /// at each depth another 0.4-0.5 s on an AMD EPYC (3,072 tokens: 16-19 ms
   /// a step); the budget leaves the near ties some pairs more.
@@ -106,7 +126,7 @@ enum AttentionStepCalibration {
     guard let deepest = depths.max(), depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
       return .failure(.init(reason: "no depth to measure"))
     }
-    let cells = AttentionCalibrationGraph.cells(atDepth: deepest)
+    let cells = cells(forDeepest: deepest)
     let rowBytes = ggml_row_size(shape.kvType, Int64(shape.headSize * shape.kvHeads))
     let (layerBytes, overflow) = (2 * rowBytes).multipliedReportingOverflow(by: cells)
     let (cacheBytes, overflowed) = layerBytes.multipliedReportingOverflow(by: shape.layers)

@@ -203,6 +203,15 @@ final class AttentionStepCalibrationTests: XCTestCase {
     XCTAssertFalse(wants(thirty, planned: 5, deciding: true), "up to the cap")
   }
 
+  /// The contexts hold the deepest depth and an answer's room, as the
+  /// library sizes a conversation's (the off path's speed moves with the
+  /// context's length: RESULTS.md §1d); nonsense depths are refused by size.
+  func testTheContexts_holdTheDeepestDepthAndAnAnswersRoom() {
+    XCTAssertEqual([0, 256, 1024, 3072].map(AttentionStepCalibration.cells(forDeepest:)), [512, 768, 1536, 3584])
+    XCTAssertEqual(AttentionStepCalibration.cells(forDeepest: -1), Int.max)
+    XCTAssertEqual(AttentionStepCalibration.cells(forDeepest: Int.max), Int.max)
+  }
+
   func testDeeperDepths_getMoreRepetitions() {
     XCTAssertEqual([0, 256, 1024, 4000].map(AttentionStepCalibration.repetitions(atDepth:)), [5, 10, 15, 15])
   }
