@@ -129,7 +129,7 @@ final class PromptCacheDirectory: Sendable {
   /// of the context's other attention setting, whose states it loads
   /// rewritten), and evicts past `maximumBytes`.
   func save(
-    tokens: [llama_token], state: [UInt8], key: UInt64, replacing: [UInt64] = [], isShareable: Bool,
+    tokens: [llama_token], state: [UInt8], key: UInt64, replacing: [UInt64], isShareable: Bool,
     writes: PromptCacheWrites, log: LogHandler
   ) {
     writes.group.enter()

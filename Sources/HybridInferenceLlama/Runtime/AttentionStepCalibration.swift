@@ -33,10 +33,11 @@ enum AttentionStepCalibration {
   /// Cells of room past the deepest depth: 256, an answer's worth.
   static let answerRoom = 256
 
-  /// The cells of the calibration's contexts: the deepest depth, the new
-  /// token and `answerRoom`, padded to 256 as llama.cpp pads a context (3,584
-  /// for 3,072 tokens), the cells the library gives a conversation that deep
-  /// with an answer of up to 256 tokens to come (`WindowGrowth`).
+  /// The cells of the calibration's contexts: what the library gives a
+  /// conversation that deep with an answer of up to `answerRoom` tokens to
+  /// come (`BatchedContext.cells(toHold:window:)`, `WindowGrowth`'s rule:
+  /// the deepest depth, the new token and the room, padded to 256; 3,584 for
+  /// 3,072 tokens).
   ///
   /// Why not just the depth (3,328 cells, as before): without flash
   /// attention V is kept transposed, in rows as long as the context, and the
@@ -48,7 +49,7 @@ enum AttentionStepCalibration {
   /// calibration had switched off from 1,024 tokens on that one lucky length.
   static func cells(forDeepest depth: Int) -> Int {
     guard depth >= 0, depth < 1 << 40 else { return Int.max }
-    return AttentionCalibrationGraph.cells(atDepth: depth + answerRoom)
+    return BatchedContext.cells(toHold: depth + 1 + answerRoom, window: .max)
   }
   /// The slowest first step timed further: 60 ms (SmolLM2 135M takes 6-9 ms
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
