@@ -31,12 +31,18 @@ enum AttentionCalibrationCheck {
         benches.append(try llamaBenchMilliseconds(executable: llamaBench, model: path, threads: threads))
       }
       var benchDepths: [AttentionCalibrationProbe.Depth] = []
-      for (index, depth) in depths.enumerated() {
+      // A calibration may skip a depth the shallower ones settle: medians of the rounds that measured it.
+      func at(_ depth: Int, _ figures: [AttentionCalibrationProbe.Figures]) -> [AttentionCalibrationProbe.Depth] {
+        figures.compactMap { $0.depths.first { $0.depth == depth } }
+      }
+      for depth in depths {
         let on = median(benches.map { $0[depth]?.on ?? .nan })
         let off = median(benches.map { $0[depth]?.off ?? .nan })
-        let predictedOn = median(probes.map { $0.depths[index].on * 1000 })
-        let predictedOff = median(probes.map { $0.depths[index].off * 1000 })
-        let graphChange = median(graphs.map { ($0.depths[index].on - $0.depths[index].off) * 1000 })
+        let steps = at(depth, probes)
+        let predictedOn = steps.isEmpty ? .nan : median(steps.map { $0.on * 1000 })
+        let predictedOff = steps.isEmpty ? .nan : median(steps.map { $0.off * 1000 })
+        let graph = at(depth, graphs)
+        let graphChange = graph.isEmpty ? .nan : median(graph.map { ($0.on - $0.off) * 1000 })
         benchDepths.append(.init(depth: depth, on: on / 1000, off: off / 1000))
         print(
           "| \(name) | \(probes[0].headSize) | \(depth) | \(format(predictedOn, 2)) / \(format(predictedOff, 2)) | \(signed(predictedOn - predictedOff)) | \(signed(graphChange)) | \(format(on, 2)) / \(format(off, 2)) | \(signed(on - off)) |"

@@ -4,7 +4,8 @@
 /// Which is faster depends on the model, the machine and the depth: on a
 /// 2-core Intel Xeon, SmolLM2 (attention heads 64 wide) decoded 2.3-2.7x
 /// slower with it on once a thousand tokens were in the KV cache; on another
-/// (AVX-512, no AMX) 12% faster at depth 0 and 12% slower at 3,000; on an AMD
+/// (AVX-512, no AMX) 12% faster at depth 0 and 12% slower at 3,000; on one
+/// with AMX 18% faster at 0 and 3.2x slower at 3,000; on an AMD
 /// EPYC of the same machine type 19% faster at 0 and 18% slower at 1,024. No
 /// rule on the model alone is right on all of them, so `.automatic` measures.
 public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
@@ -26,12 +27,14 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// its conversations' cells rewritten for the other layout (not decoded
   /// again), and with it again once every conversation it holds is short
   /// again. A depth stops once its timed pairs settle it (three at least,
-  /// else five). It costs 0.5-0.9 s for SmolLM2-sized models on 2 cores
-  /// (median 0.73 s on an AMD EPYC) and runs
+  /// two far apart, else five), and 3,072 is skipped when 0 and 1,024
+  /// already fix its reading (the gap far apart at 1,024 and grown from 0).
+  /// It costs 0.5-0.9 s for SmolLM2-sized models on 2 cores (median 0.73 s
+  /// on an AMD EPYC, 0.58 s on an Intel Xeon with AMX) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model
-  /// whose step takes over 60 ms, or whose K/V at that depth passes 128 MiB,
+  /// whose step takes over 60 ms with either setting, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
   /// attention, which costs the same whatever the weights), the faster total
   /// winning; when attention alone is within 3%, or nothing can be measured, a rule

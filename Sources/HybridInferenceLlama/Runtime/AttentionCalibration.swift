@@ -241,6 +241,55 @@ enum AttentionCalibration {
     !isNear(cell, fraction: margin) && !isNear(cell, fraction: -margin)
   }
 
+  /// Whether every one of `cell`'s pairs, two at least, has the same
+  /// setting slower than the other by more than `fraction` of the other's
+  /// time: then no reading of the depth can change (`isSettled`'s question
+  /// answered by a wide gap instead of many pairs).
+  ///
+  /// Why two pairs suffice here and not for `isSettled`: one stalled step
+  /// moves one pair; to fake a gap this wide both pairs must stall on the
+  /// same setting, though they run in opposite orders. On an Intel Xeon with
+  /// AMX (RESULTS.md §1d) SmolLM2's settings lie 1.5-2.7x apart from 256
+  /// tokens, where every pair past two cost 35-110 ms.
+  static func isFarApart(_ cell: Cell, fraction: Double) -> Bool {
+    let pairs = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }
+    guard pairs.count >= 2 else { return false }
+    return pairs.allSatisfy { $0.0 > $0.1 * (1 + fraction) } || pairs.allSatisfy { $0.1 > $0.0 * (1 + fraction) }
+  }
+
+  /// Whether the depths measured so far (`cells`, shallowest first) fix the
+  /// reading of every deeper one: the deepest of them has the settings far
+  /// apart (`isFarApart`), and a shallower one has the faster there not
+  /// clearly ahead (within `margin`, or behind). A step's time grows about
+  /// linearly with depth, so the gap that grew from there keeps growing:
+  /// a deeper depth would read the same side, further apart, and every
+  /// reading of the verdict (`switchDepth`, `wholeStepVerdict`) is already
+  /// fixed by the ones measured.
+  ///
+  /// Why: on an Intel Xeon with AMX (RESULTS.md §1d) SmolLM2's step with
+  /// flash attention is 15% faster at depth 0 and 2x slower at 1,024 tokens;
+  /// its 3,072-deep steps (90 ms with it on) were 0.4 s of a 1.1 s
+  /// calibration and could only say what 1,024 said. Where the two are near
+  /// at 1,024 (an AMD EPYC, the Xeon without AMX) the deeper depth is
+  /// measured as before.
+  static func deeperDepthsFollow(_ cells: [Cell], farApart: Double, margin: Double) -> Bool {
+    guard let deepest = cells.last, isFarApart(deepest, fraction: farApart),
+      let onBehind = medianChange(deepest).map({ $0 > 0 })
+    else { return false }
+    return cells.dropLast().contains { cell in
+      guard let change = medianChange(cell) else { return false }
+      return onBehind ? change <= margin : change >= -margin
+    }
+  }
+
+  /// The median of `cell`'s paired differences (on minus off) over its
+  /// median time off; nil without a usable pair.
+  static func medianChange(_ cell: Cell) -> Double? {
+    let pairs = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }
+    guard !pairs.isEmpty else { return nil }
+    return median(pairs.map { $0.0 - $0.1 }) / median(pairs.map(\.1))
+  }
+
   /// Whether the median of `cell`'s paired differences (on minus off) is
   /// within two standard errors (from the pairs' median absolute deviation)
   /// of `fraction` of its median time off; true under three pairs.

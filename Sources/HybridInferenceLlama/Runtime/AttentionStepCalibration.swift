@@ -16,14 +16,16 @@ import HybridInferenceCore
 ///
 /// Why no prefill: the depth is loaded, not decoded. One token is decoded at
 /// position 0, its sequence state is read, and a state of `depth` copies of
-/// that cell is loaded back (`SequenceStateLayout.repeated`): a few
+/// that cell is loaded back (`SequenceStateLayout.repeated`; a shallower
+/// depth after a deeper one is that state cut short): a few
 /// milliseconds, where 1,024 tokens of prefill take over half a second on 2
 /// cores. The K/V values are real ones (the copied cell's), and the time of a
 /// step does not depend on them.
 ///
 /// Bounded: two contexts of `cells(forDeepest:)` cells (not the window),
 /// refused when their K/V would pass `maximumCacheBytes`; a model
-/// whose step takes more than `maximumStepSeconds` is not timed this way (the
+/// whose step takes more than `maximumStepSeconds` with either setting
+/// (`isTooSlowToTime`) is not timed this way (the
 /// graph, whose cost does not grow with the weights, measures instead); no
 /// depth gets a repetition past `minimumRepetitions` once `timeBudget` is
 /// spent, and a depth whose pairs settle it stops at `settledRepetitions`.
@@ -53,8 +55,24 @@ enum AttentionStepCalibration {
   }
   /// The slowest first step timed further: 60 ms (SmolLM2 135M takes 6-9 ms
   /// on 2 cores at 1,024 tokens; a model of several billion weights takes
-  /// hundreds, and its whole calibration would take seconds).
+  /// hundreds, and its whole calibration would take seconds). Read on the
+  /// faster setting (`isTooSlowToTime`).
   static let maximumStepSeconds = 0.06
+
+  /// Whether a model's steps are too slow to time, from its first step with
+  /// each setting at the deepest depth: when the faster of the two takes over
+  /// `slowestStep`.
+  ///
+  /// Why the faster: a model's weights slow both settings alike, while one
+  /// setting's attention far behind the other is what the calibration is
+  /// there to catch. On an Intel Xeon with AMX (RESULTS.md §1d) SmolLM2's
+  /// first step 3,072 deep took 66-103 ms with flash attention and ~25 ms
+  /// without (llama-bench: 13.9 against 44 t/s at 3,000); read on the first
+  /// step alone, the model was "too slow" and the attention graph decided
+  /// instead, off at every depth, where on is 18% faster at depth 0.
+  static func isTooSlowToTime(firstSteps: (on: Double, off: Double), slowestStep: Double) -> Bool {
+    min(firstSteps.on, firstSteps.off) > slowestStep
+  }
   /// Timed repetitions of a (depth, setting) cell after one warm-up, while
   /// its pairs leave it open and the time budget lasts:
   /// `minimumRepetitions` per unit of the depth's weight
@@ -81,8 +99,9 @@ enum AttentionStepCalibration {
   /// `settledRepetitions` settle it sooner; the unit of
   /// `repetitions(atDepth:)`: 5.
   ///
-  /// Why not fewer for an open depth: the deepest depth runs first and on a
-  /// slow or busy host spends the whole budget (SmolLM2 at 23-28 ms a step on
+  /// Why not fewer for an open depth: the deepest depth gets the budget
+  /// before the depths measured after it (`order(of:)`), and on a slow or
+  /// busy host spends it all (SmolLM2 at 23-28 ms a step on
   /// an AMD EPYC whose llama-bench decoded at half its usual speed,
   /// RESULTS.md §1d). With two pairs left to depth 0, one stalled step read
   /// off 38% slower there, where five pairs in later processes on that host
@@ -97,9 +116,14 @@ enum AttentionStepCalibration {
   /// at 1,024 tokens, which three pairs show as well as fifteen; the
   /// repetitions are for the near ties.
   static let settledRepetitions = 3
+  /// How far apart every pair of a depth must put the settings for two
+  /// pairs to settle it (`AttentionCalibration.isFarApart`): 20%, four
+  /// times the tie margin.
+  static let farApartFraction = 0.2
 
   /// Whether a depth whose pairs so far are `cell` gets another, `elapsed`
-  /// seconds into the calibration: not once `settledRepetitions` settle it;
+  /// seconds into the calibration: not once two pairs put the settings far
+  /// apart (`farApartFraction`) or `settledRepetitions` settle it;
   /// yes under `minimumRepetitions`; past `budget`, no; else up to `planned`
   /// (`repetitions(atDepth:)`), and at the `deciding` (deepest) depth, while
   /// its pairs cannot yet tell the settings apart from a tie, up to
@@ -109,6 +133,7 @@ enum AttentionStepCalibration {
   ) -> Bool {
     let pairs = min(cell.on.count, cell.off.count)
     let margin = AttentionCalibration.stepTieMargin
+    if AttentionCalibration.isFarApart(cell, fraction: farApartFraction) { return false }
     if pairs >= settledRepetitions, AttentionCalibration.isSettled(cell, margin: margin) { return false }
     if pairs < minimumRepetitions { return true }
     if elapsed > budget { return false }
@@ -116,10 +141,27 @@ enum AttentionStepCalibration {
     return deciding && pairs < maximumRepetitions && AttentionCalibration.isUnresolved(cell, margin: margin)
   }
 
-  /// Times `model`'s decode step at each of `depths`, both ways; the calling
-  /// thread must be a compute lane (`ComputeLanes`). A failure when the first
-  /// step takes over `slowestStep` seconds; how many repetitions each depth
-  /// gets: `wantsAnotherPair` (tests lower both limits).
+  /// The order the depths are measured in: the shallowest, the one below
+  /// the deepest, the deepest, then the rest from deep to shallow. Why:
+  /// the first two can make the deepest unnecessary
+  /// (`AttentionCalibration.deeperDepthsFollow`), and the deepest, which
+  /// decides, runs before the depths that only place a crossing and share
+  /// the time budget with it; those are its state cut short, where a
+  /// deeper depth means loading a state again.
+  static func order(of depths: [Int]) -> [Int] {
+    let sorted = depths.sorted()
+    guard sorted.count > 3 else { return sorted }
+    let (shallowest, deep) = (sorted[0], Array(sorted.suffix(2)))
+    return [shallowest] + deep + sorted.dropFirst().dropLast(2).reversed()
+  }
+
+  /// Times `model`'s decode step at each of `depths`, both ways, in
+  /// `order(of:)`; the calling thread must be a compute lane (`ComputeLanes`).
+  /// The timings hold the depths measured: a deeper one whose reading the
+  /// shallower ones already fix is skipped (`AttentionCalibration.
+  /// deeperDepthsFollow`). A failure when the faster setting's first step at
+  /// some depth takes over `slowestStep` seconds (`isTooSlowToTime`); how
+  /// many repetitions each depth gets: `wantsAnotherPair` (tests lower both limits).
   static func measure(
     model: LlamaModel, shape: AttentionCalibrationGraph.Shape, depths: [Int], threads: Int, batchSize: Int,
     slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
@@ -143,32 +185,49 @@ enum AttentionStepCalibration {
     let start = DispatchTime.now().uptimeNanoseconds
     do throws(AttentionCalibration.Failure) {
       try steps.makeContexts()
-      try steps.load(depth: deepest)
-      var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: shape.layers, wholeSteps: true)
-      result.cells = depths.map { AttentionCalibration.Cell(depth: $0) }
-      // Deepest first: each shallower depth is the deeper one cut short.
-      for (done, index) in depths.indices.sorted(by: { depths[$0] > depths[$1] }).enumerated() {
-        let depth = depths[index]
-        try steps.truncate(to: depth)
-        let planned = repetitions(atDepth: depth)
+      var measured: [AttentionCalibration.Cell] = []  // shallowest first while depths ascend
+      var deepestDone = false
+      for (done, depth) in order(of: depths).enumerated() {
+        let deciding = depth == deepest
+        if deciding,
+          AttentionCalibration.deeperDepthsFollow(
+            measured.sorted { $0.depth < $1.depth }, farApart: farApartFraction,
+            margin: AttentionCalibration.stepTieMargin)
+        {
+          deepestDone = true
+          continue
+        }
+        try steps.reach(depth)
+        var cell = AttentionCalibration.Cell(depth: depth)
+        // The deepest decides; a depth measured before it keeps to its minimum, leaving it the budget.
+        let planned = deciding || deepestDone ? repetitions(atDepth: depth) : minimumRepetitions
+        var firstSteps = (on: 0.0, off: 0.0)
         var round = 0  // round 0 warms the depth up (a new graph, the cut cache) and is not kept
         while round == 0
           || wantsAnotherPair(
-            result.cells[index], planned: planned, deciding: done == 0,
+            cell, planned: planned, deciding: deciding,
             elapsed: Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9, budget: budget)
         {
           defer { round += 1 }
           // Alternating which goes first, so a slow moment does not always fall on one setting.
           for flash in (round + done).isMultiple(of: 2) ? [false, true] : [true, false] {
             let seconds = try steps.step(flash: flash, at: depth)
-            if round == 0, done == 0, seconds > slowestStep {
-              throw .init(reason: "a decode step takes \(Int(seconds * 1000)) ms")
+            guard round > 0 else {
+              if flash { firstSteps.on = seconds } else { firstSteps.off = seconds }
+              continue
             }
-            guard round > 0 else { continue }
-            if flash { result.cells[index].on.append(seconds) } else { result.cells[index].off.append(seconds) }
+            if flash { cell.on.append(seconds) } else { cell.off.append(seconds) }
+          }
+          if round == 0, isTooSlowToTime(firstSteps: firstSteps, slowestStep: slowestStep) {
+            let faster = min(firstSteps.on, firstSteps.off)
+            throw .init(reason: "a decode step takes \(Int(faster * 1000)) ms with either setting at depth \(depth)")
           }
         }
+        measured.append(cell)
+        deepestDone = deepestDone || deciding
       }
+      var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: shape.layers, wholeSteps: true)
+      result.cells = depths.compactMap { depth in measured.first { $0.depth == depth } }
       return .success(result)
     } catch {
       return .failure(error)
@@ -182,6 +241,11 @@ enum AttentionStepCalibration {
     let cells: Int
     let batchSize: Int
     var contexts: [OpaquePointer] = []
+    /// Per context, the state of one decoded cell; the cells sequence 0 holds.
+    var oneCell: [[UInt8]] = []
+    var filled = 0
+    /// The last state loaded, its buffer reused for the next (in place where the size allows).
+    var deep: [UInt8] = []
     var batch = llama_batch_init(1, 0, 1)
     let token: llama_token
 
@@ -213,30 +277,42 @@ enum AttentionStepCalibration {
       }
     }
 
-    /// Fills both contexts' sequence 0 to `depth` cells.
-    mutating func load(depth: Int) throws(AttentionCalibration.Failure) {
-      var deep: [UInt8] = []  // one buffer, rewritten in place for the second context
+    /// Brings both contexts' sequence 0 to `depth` cells: cut short from a
+    /// deeper fill, or loaded as `depth` copies of one decoded cell
+    /// (`SequenceStateLayout.repeated`) when deeper than the last.
+    mutating func reach(_ depth: Int) throws(AttentionCalibration.Failure) {
+      if oneCell.isEmpty { try decodeOneCell() }
+      if depth <= filled {
+        for context in contexts where !llama_memory_seq_rm(llama_get_memory(context), 0, Int32(depth), -1) {
+          throw .init(reason: "llama.cpp could not cut the sequence at \(depth)")
+        }
+      } else {
+        for (context, one) in zip(contexts, oneCell) {
+          guard SequenceStateLayout.repeated(one, cells: depth, into: &deep) else {
+            throw .init(reason: "this llama.cpp's sequence state is not one the calibration can repeat")
+          }
+          _ = llama_memory_seq_rm(llama_get_memory(context), 0, -1, -1)
+          guard llama_state_seq_set_data(context, deep, deep.count, 0) == deep.count else {
+            throw .init(reason: "llama.cpp refused a state of \(depth) cells")
+          }
+        }
+      }
+      filled = depth
+    }
+
+    /// Decodes one token at position 0 in each context and keeps its one-cell state.
+    private mutating func decodeOneCell() throws(AttentionCalibration.Failure) {
       for context in contexts {
         _ = try decode(context, at: 0)
-        guard depth > 0 else { continue }
         let size = llama_state_seq_get_size(context, 0)
         guard size > 0, size <= 1 << 26 else { throw .init(reason: "a one-token state of \(size) bytes") }
         var one = [UInt8](repeating: 0, count: size)
-        guard llama_state_seq_get_data(context, &one, size, 0) == size,
-          SequenceStateLayout.repeated(one, cells: depth, into: &deep)
-        else { throw .init(reason: "this llama.cpp's sequence state is not one the calibration can repeat") }
-        _ = llama_memory_seq_rm(llama_get_memory(context), 0, -1, -1)
-        guard llama_state_seq_set_data(context, deep, deep.count, 0) == deep.count else {
-          throw .init(reason: "llama.cpp refused a state of \(depth) cells")
+        guard llama_state_seq_get_data(context, &one, size, 0) == size else {
+          throw .init(reason: "llama.cpp could not read a one-token state")
         }
+        oneCell.append(one)
       }
-    }
-
-    /// Drops every cell at `depth` and after.
-    func truncate(to depth: Int) throws(AttentionCalibration.Failure) {
-      for context in contexts where !llama_memory_seq_rm(llama_get_memory(context), 0, Int32(depth), -1) {
-        throw .init(reason: "llama.cpp could not cut the sequence at \(depth)")
-      }
+      filled = 1
     }
 
     /// Seconds one decode step at `depth` takes; the new cell is dropped again.

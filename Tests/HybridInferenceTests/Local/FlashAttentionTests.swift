@@ -271,6 +271,34 @@ final class FlashAttentionTests: XCTestCase {
     XCTAssertFalse(AttentionCalibration.isSettled(cell([1.3, 1.3]), margin: margin), "two pairs")
   }
 
+  /// A deeper depth is not measured when the shallower ones fix its
+  /// reading: the gap far apart at the deepest measured and grown from a
+  /// shallower depth (the Xeon with AMX: on 15% ahead at 0, 2x behind at
+  /// 1,024); near ties, a lead shrinking with depth, or too few pairs measure on.
+  func testADeeperDepth_followsOnlyFromAGapFarApartThatGrew() {
+    func cell(_ depth: Int, off: Double, _ ratios: [Double]) -> AttentionCalibration.Cell {
+      AttentionCalibration.Cell(depth: depth, off: ratios.map { _ in off }, on: ratios.map { off * $0 })
+    }
+    func follows(_ cells: [AttentionCalibration.Cell]) -> Bool {
+      AttentionCalibration.deeperDepthsFollow(
+        cells, farApart: AttentionStepCalibration.farApartFraction, margin: AttentionCalibration.stepTieMargin)
+    }
+    let ahead = cell(0, off: 0.0144, [0.87, 0.88, 0.86, 0.87, 0.89])
+    let tie = cell(0, off: 0.0144, [1.02, 1.04, 1.0, 1.03, 1.01])
+    XCTAssertTrue(follows([ahead, cell(1024, off: 0.0195, [2.0, 2.1])]), "on ahead, then 2x behind")
+    XCTAssertTrue(follows([tie, cell(1024, off: 0.0195, [1.3, 1.35, 1.32])]), "a tie, then far behind")
+    XCTAssertTrue(
+      follows([cell(0, off: 0.01, [1.1, 1.1, 1.1]), cell(1024, off: 0.02, [0.7, 0.72])]), "behind, then far ahead")
+    XCTAssertFalse(follows([ahead, cell(1024, off: 0.0195, [1.1, 1.12, 1.08])]), "behind, not far: 3,072 decides")
+    XCTAssertFalse(
+      follows([cell(0, off: 0.01, [1.3, 1.3]), cell(1024, off: 0.02, [1.4, 1.45])]),
+      "behind at both: the gap may shrink")
+    XCTAssertFalse(follows([ahead, cell(1024, off: 0.0195, [2.0])]), "one pair")
+    XCTAssertFalse(follows([ahead, cell(1024, off: 0.0195, [2.0, 1.02])]), "one pair within the gap")
+    XCTAssertFalse(follows([cell(1024, off: 0.0195, [2.0, 2.1])]), "nothing shallower")
+    XCTAssertFalse(follows([]))
+  }
+
   func testOneSlowRepetition_doesNotFlipIt() {
     // On is 8% faster; a stall makes one "on" repetition at depth 1,024 ten times slower.
     var noisy = timings(atZero: 0.92, atDeep: 0.92)
