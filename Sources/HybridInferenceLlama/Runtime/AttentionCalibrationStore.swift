@@ -46,8 +46,10 @@ final class AttentionCalibrationStore: Sendable {
         // whole steps under the 3% margin (before 5%) and of the weighted total
         // alone (before the worst depth too), and of one setting for every
         // depth (before the switch where the two cross), and of contexts of the
-        // deepest depth's own cells (before an answer's room past it), are measured again.
-        "calibration steps in contexts with 256 cells of answer room, on then off where the two cross, else off when clearly faster in all and at the worst depth",
+        // deepest depth's own cells (before an answer's room past it), and of a
+        // slow-model check on the slower setting (which sent a model to the
+        // attention graph where flash attention alone was slow), are measured again.
+        "calibration steps in contexts with 256 cells of answer room, slow only when both settings are, on then off where the two cross, else off when clearly faster in all and at the worst depth",
       ].joined(separator: "\n")
     }
 
