@@ -57,8 +57,13 @@ final class BatchedSessionsTests: XCTestCase {
     }
   }
 
+  /// At one attention setting: under `.automatic` a context whose deepest
+  /// conversation is past the crossing decodes every sequence it holds
+  /// without the kernel (an Intel Xeon with AMX crosses at ~45 tokens, so the
+  /// short asks ran with it alone and without it beside the long one, and
+  /// two near ties went the other way).
   func testFourSessionsDecodedTogether_eachGetsTheTextItGetsAlone() async throws {
-    let model = try LocalTestModels.smol()
+    let model = try LocalTestModels.smol(flashAttention: .off)
     let asks = asks(tokens: 16)
     var alone: [String] = []
     for ask in asks { alone.append(try await Self.answer(ask, on: model)) }

@@ -37,7 +37,7 @@ enum LocalTestModels {
     LocalSystemModel(modelPath: try require(tinyPath), contextSize: contextSize, threads: 2)
   }
 
-  static func smol(contextSize: Int? = 2048) throws -> LocalSystemModel {
-    LocalSystemModel(modelPath: try require(defaultPath), contextSize: contextSize)
+  static func smol(contextSize: Int? = 2048, flashAttention: FlashAttention = .automatic) throws -> LocalSystemModel {
+    LocalSystemModel(modelPath: try require(defaultPath), contextSize: contextSize, flashAttention: flashAttention)
   }
 }
