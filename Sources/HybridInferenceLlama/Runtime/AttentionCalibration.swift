@@ -258,13 +258,18 @@ enum AttentionCalibration {
   }
 
   /// Whether the depths measured so far (`cells`, shallowest first) fix the
-  /// reading of every deeper one: the deepest of them has the settings far
-  /// apart (`isFarApart`), and a shallower one has the faster there not
-  /// clearly ahead (within `margin`, or behind). A step's time grows about
-  /// linearly with depth, so the gap that grew from there keeps growing:
-  /// a deeper depth would read the same side, further apart, and every
-  /// reading of the verdict (`switchDepth`, `wholeStepVerdict`) is already
-  /// fixed by the ones measured.
+  /// reading of every deeper one: on far behind at the deepest of them
+  /// (`isFarApart`), and not clearly behind (within `margin`, or ahead) at a
+  /// shallower one. A step's time grows about linearly with depth, so the
+  /// gap that grew from there keeps growing: a deeper depth would read on
+  /// further behind, and every reading of the verdict (`switchDepth`, on
+  /// clearly behind from some depth down to the deepest; `wholeStepVerdict`)
+  /// is already fixed by the ones measured.
+  ///
+  /// Only that way round: with on far *ahead* at the deepest measured, a
+  /// deeper depth weighs more in the total (`weight(ofDepth:)`) than the
+  /// shallower ones where on may be behind, and can turn the verdict, so it
+  /// is measured.
   ///
   /// Why: on an Intel Xeon with AMX (RESULTS.md §1d) SmolLM2's step with
   /// flash attention is 15% faster at depth 0 and 2x slower at 1,024 tokens;
@@ -274,12 +279,9 @@ enum AttentionCalibration {
   /// measured as before.
   static func deeperDepthsFollow(_ cells: [Cell], farApart: Double, margin: Double) -> Bool {
     guard let deepest = cells.last, isFarApart(deepest, fraction: farApart),
-      let onBehind = medianChange(deepest).map({ $0 > 0 })
+      let change = medianChange(deepest), change > 0
     else { return false }
-    return cells.dropLast().contains { cell in
-      guard let change = medianChange(cell) else { return false }
-      return onBehind ? change <= margin : change >= -margin
-    }
+    return cells.dropLast().contains { cell in medianChange(cell).map { $0 <= margin } ?? false }
   }
 
   /// The median of `cell`'s paired differences (on minus off) over its

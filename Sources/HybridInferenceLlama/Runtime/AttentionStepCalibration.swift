@@ -28,7 +28,9 @@ import HybridInferenceCore
 /// (`isTooSlowToTime`) is not timed this way (the
 /// graph, whose cost does not grow with the weights, measures instead); no
 /// depth gets a repetition past `minimumRepetitions` once `timeBudget` is
-/// spent, and a depth whose pairs settle it stops at `settledRepetitions`.
+/// spent, a depth whose pairs settle it stops at `settledRepetitions` (two
+/// pairs far apart: `farApartFraction`), and the deepest is skipped where
+/// the shallower depths fix its reading.
 enum AttentionStepCalibration {
   /// The most K/V bytes of one calibration context: 128 MiB.
   static let maximumCacheBytes = 128 << 20
@@ -60,8 +62,10 @@ enum AttentionStepCalibration {
   static let maximumStepSeconds = 0.06
 
   /// Whether a model's steps are too slow to time, from its first step with
-  /// each setting at the deepest depth: when the faster of the two takes over
-  /// `slowestStep`.
+  /// each setting at a depth: when the faster of the two takes over
+  /// `slowestStep`. Read at every depth `measure` reaches, so a model too
+  /// slow only at the deepest is found after the shallower depths are timed
+  /// (`order(of:)`: about a second of steps for a model near the limit).
   ///
   /// Why the faster: a model's weights slow both settings alike, while one
   /// setting's attention far behind the other is what the calibration is
@@ -77,7 +81,10 @@ enum AttentionStepCalibration {
   /// its pairs leave it open and the time budget lasts:
   /// `minimumRepetitions` per unit of the depth's weight
   /// (`AttentionCalibration.weight(ofDepth:)`), at most 15, so 5 at depth 0,
-  /// 10 at 256 and 15 at 1,024 and 3,072 (`wantsAnotherPair`). SmolLM2's two
+  /// 10 at 256 and 15 at 1,024 and 3,072 (`wantsAnotherPair`); a depth
+  /// measured before the deepest (`order(of:)`: 0 and 1,024) plans only its
+  /// minimum, leaving the budget to the deepest, as before, when the deepest
+  /// ran first and spent it. SmolLM2's two
   /// settings are 1-5% apart there on an AMD EPYC, and one step's noise on
   /// shared cores is ±5%.
   static func repetitions(atDepth depth: Int) -> Int {
@@ -90,8 +97,8 @@ enum AttentionStepCalibration {
   /// which no depth gets a pair past `minimumRepetitions`: 0.5.
   ///
   /// Why 0.5: the goal is a calibration well under a second at a model's
-  /// first load. Its fixed part (two contexts of 3,584 cells, the deep state
-  /// loaded into both) is 0.17-0.2 s for SmolLM2 on 2 cores, and five pairs
+  /// first load. Its fixed part (two contexts of 3,584 cells, the 1,024- and
+  /// 3,072-cell states loaded into both) is 0.17-0.2 s for SmolLM2 on 2 cores, and five pairs
   /// at each depth another 0.4-0.5 s on an AMD EPYC (3,072 tokens: 16-19 ms
   /// a step); the budget leaves the near ties some pairs more.
   static let timeBudget = 0.5
@@ -241,8 +248,9 @@ enum AttentionStepCalibration {
     let cells: Int
     let batchSize: Int
     var contexts: [OpaquePointer] = []
-    /// Per context, the state of one decoded cell; the cells sequence 0 holds.
+    /// Per context, the state of one decoded cell.
     var oneCell: [[UInt8]] = []
+    /// The cells sequence 0 holds in both contexts.
     var filled = 0
     /// The last state loaded, its buffer reused for the next (in place where the size allows).
     var deep: [UInt8] = []

@@ -162,8 +162,35 @@ final class AttentionStepCalibrationTests: XCTestCase {
     XCTAssertTrue(AttentionCalibration.decide(timings).reason.contains("decode steps measured"))
   }
 
-  /// The deepest depth runs first; a host slow enough to spend the whole
-  /// budget there used to leave two pairs to each shallower depth, and one
+  /// Four depths, as `.automatic` measures: the shallowest, two states
+  /// loaded one after the other (512, then 1,024 cells), then 256 cut short
+  /// from the deepest; every depth timed in pairs, or the deepest skipped
+  /// only where the two measured before it fix its reading.
+  func testFourDepths_loadTwoStates_andCutTheLastShort() async throws {
+    let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
+    let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
+    let timings = try await ComputeLane.run(threads: 2) {
+      AttentionStepCalibration.measure(
+        model: loaded, shape: shape, depths: [0, 256, 512, 1024], threads: 2, batchSize: 512)
+    }.get()
+    let measured = timings.cells.map(\.depth)
+    XCTAssertTrue(measured == [0, 256, 512, 1024] || measured == [0, 256, 512], "\(measured)")
+    if measured.count == 3 {
+      let beforeTheDeepest = timings.cells.filter { $0.depth != 256 }
+      XCTAssertTrue(
+        AttentionCalibration.deeperDepthsFollow(
+          beforeTheDeepest, farApart: AttentionStepCalibration.farApartFraction,
+          margin: AttentionCalibration.stepTieMargin), "\(timings.cells)")
+    }
+    for cell in timings.cells {
+      XCTAssertEqual(cell.on.count, cell.off.count)
+      XCTAssertGreaterThanOrEqual(cell.on.count, 2, "\(cell)")
+      XCTAssertTrue((cell.on + cell.off).allSatisfy { $0 > 0 && $0 < 10 }, "\(cell)")
+    }
+  }
+
+  /// A host slow enough to spend the whole budget early (the deepest depth
+  /// ran first then) used to leave two pairs to the other depths, and one
   /// stalled step then decided that depth's median (RESULTS.md §1d).
   func testTheBudgetSpentAtTheDeepestDepth_stillLeavesEveryDepthItsMinimum() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
