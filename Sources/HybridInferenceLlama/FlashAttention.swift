@@ -28,7 +28,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// again), and with it again once every conversation it holds is short
   /// again. A depth stops once its timed pairs settle it (three at least,
   /// two far apart, else five), and 3,072 is skipped when 0 and 1,024
-  /// already fix its reading (the gap far apart at 1,024 and grown from 0).
+  /// already fix its reading (on over 20% behind at 1,024, not clearly at 0).
   /// It costs 0.5-0.9 s for SmolLM2-sized models on 2 cores (median 0.73 s
   /// on an AMD EPYC, 0.58 s on an Intel Xeon with AMX) and runs
   /// once per model file, llama.cpp build, CPU and thread count in a process;
