@@ -110,10 +110,10 @@ enum AttentionCalibration {
   static func decide(_ timings: Timings) -> Verdict {
     var depths: [Depth] = []
     for cell in timings.cells {
-      let pairs = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }
-      guard !pairs.isEmpty else { return Verdict(flash: nil, reason: "no usable timing at depth \(cell.depth)") }
-      let off = median(pairs.map(\.1))
-      depths.append(Depth(depth: cell.depth, off: off, on: off + median(pairs.map { $0.0 - $0.1 })))
+      guard let depth = medians(cell) else {
+        return Verdict(flash: nil, reason: "no usable timing at depth \(cell.depth)")
+      }
+      depths.append(depth)
     }
     let off = depths.reduce(0) { $0 + weight(ofDepth: $1.depth) * $1.off }
     guard off > 0, depths.allSatisfy({ $0.on > 0 }) else { return Verdict(flash: nil, reason: "no timings") }
@@ -252,9 +252,9 @@ enum AttentionCalibration {
   /// AMX (RESULTS.md §1d) SmolLM2's settings lie 1.5-2.7x apart from 256
   /// tokens, where every pair past two cost 35-110 ms.
   static func isFarApart(_ cell: Cell, fraction: Double) -> Bool {
-    let pairs = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }
+    let pairs = usablePairs(cell)
     guard pairs.count >= 2 else { return false }
-    return pairs.allSatisfy { $0.0 > $0.1 * (1 + fraction) } || pairs.allSatisfy { $0.1 > $0.0 * (1 + fraction) }
+    return pairs.allSatisfy { $0.on > $0.off * (1 + fraction) } || pairs.allSatisfy { $0.off > $0.on * (1 + fraction) }
   }
 
   /// Whether the depths measured so far (`cells`, shallowest first) fix the
@@ -279,17 +279,27 @@ enum AttentionCalibration {
   /// measured as before.
   static func deeperDepthsFollow(_ cells: [Cell], farApart: Double, margin: Double) -> Bool {
     guard let deepest = cells.last, isFarApart(deepest, fraction: farApart),
-      let change = medianChange(deepest), change > 0
+      let medians = medians(deepest), medians.on > medians.off
     else { return false }
-    return cells.dropLast().contains { cell in medianChange(cell).map { $0 <= margin } ?? false }
+    return cells.dropLast().contains { cell in
+      self.medians(cell).map { ($0.on - $0.off) / $0.off <= margin } ?? false
+    }
   }
 
-  /// The median of `cell`'s paired differences (on minus off) over its
-  /// median time off; nil without a usable pair.
-  static func medianChange(_ cell: Cell) -> Double? {
-    let pairs = zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }
+  /// `cell`'s pairs whose two times are usable (finite and positive).
+  static func usablePairs(_ cell: Cell) -> [(on: Double, off: Double)] {
+    zip(cell.on, cell.off).filter { $0.0.isFinite && $0.0 > 0 && $0.1.isFinite && $0.1 > 0 }.map {
+      (on: $0.0, off: $0.1)
+    }
+  }
+
+  /// `cell`'s reading: the median time off, and on as off plus the median
+  /// paired difference (`decide(_:)`); nil without a usable pair.
+  static func medians(_ cell: Cell) -> Depth? {
+    let pairs = usablePairs(cell)
     guard !pairs.isEmpty else { return nil }
-    return median(pairs.map { $0.0 - $0.1 }) / median(pairs.map(\.1))
+    let off = median(pairs.map(\.off))
+    return Depth(depth: cell.depth, off: off, on: off + median(pairs.map { $0.on - $0.off }))
   }
 
   /// Whether the median of `cell`'s paired differences (on minus off) is

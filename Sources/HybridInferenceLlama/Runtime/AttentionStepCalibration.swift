@@ -193,21 +193,21 @@ enum AttentionStepCalibration {
     do throws(AttentionCalibration.Failure) {
       try steps.makeContexts()
       var measured: [AttentionCalibration.Cell] = []  // shallowest first while depths ascend
-      var deepestDone = false
-      for (done, depth) in order(of: depths).enumerated() {
+      let ordered = order(of: depths)
+      let deepestAt = ordered.firstIndex(of: deepest) ?? 0
+      for (done, depth) in ordered.enumerated() {
         let deciding = depth == deepest
         if deciding,
           AttentionCalibration.deeperDepthsFollow(
             measured.sorted { $0.depth < $1.depth }, farApart: farApartFraction,
             margin: AttentionCalibration.stepTieMargin)
         {
-          deepestDone = true
           continue
         }
         try steps.reach(depth)
         var cell = AttentionCalibration.Cell(depth: depth)
         // The deepest decides; a depth measured before it keeps to its minimum, leaving it the budget.
-        let planned = deciding || deepestDone ? repetitions(atDepth: depth) : minimumRepetitions
+        let planned = done >= deepestAt ? repetitions(atDepth: depth) : minimumRepetitions
         var firstSteps = (on: 0.0, off: 0.0)
         var round = 0  // round 0 warms the depth up (a new graph, the cut cache) and is not kept
         while round == 0
@@ -231,7 +231,6 @@ enum AttentionStepCalibration {
           }
         }
         measured.append(cell)
-        deepestDone = deepestDone || deciding
       }
       var result = AttentionCalibration.Timings(layers: shape.layers, timedLayers: shape.layers, wholeSteps: true)
       result.cells = depths.compactMap { depth in measured.first { $0.depth == depth } }
