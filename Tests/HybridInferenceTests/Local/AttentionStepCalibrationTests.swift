@@ -189,6 +189,22 @@ final class AttentionStepCalibrationTests: XCTestCase {
     }
   }
 
+  /// The depth lists of tiny windows (`depths(contextSize:)` of 1, 2 and
+  /// 4): a fill of one cell cut to 0 and to 1, and loads one cell apart.
+  func testTinyWindowsDepths_areEachMeasuredOrFollow() async throws {
+    let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
+    let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
+    for depths in [[0], [0, 1], [0, 1, 2, 3]] {
+      let timings = try await ComputeLane.run(threads: 2) {
+        AttentionStepCalibration.measure(model: loaded, shape: shape, depths: depths, threads: 2, batchSize: 512)
+      }.get()
+      let measured = timings.cells.map(\.depth)
+      // Every depth, or all but the deepest where the shallower ones fix it.
+      XCTAssertTrue(measured == depths || measured == depths.filter { $0 != depths.max() }, "\(depths): \(measured)")
+      for cell in timings.cells { XCTAssertGreaterThanOrEqual(min(cell.on.count, cell.off.count), 2, "\(cell)") }
+    }
+  }
+
   /// A host slow enough to spend the whole budget early (the deepest depth
   /// ran first then) used to leave two pairs to the other depths, and one
   /// stalled step then decided that depth's median (RESULTS.md §1d).
