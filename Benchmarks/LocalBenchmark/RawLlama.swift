@@ -1,5 +1,6 @@
 import CLlama
 import Foundation
+import HybridInferenceLlama
 
 /// llama.cpp's own decode loop, written against its C API inside this process:
 /// what `llama-bench` does for pp512 and tg128, with the same model, context
@@ -129,5 +130,29 @@ final class RawLlama: @unchecked Sendable {
     let rate = Double(count) / (ContinuousClock.now - start).seconds
     _ = llama_memory_seq_rm(llama_get_memory(context), 0, llama_pos(depth), -1)
     return rate
+  }
+}
+
+extension RawLlama {
+  /// Seconds per greedy pick from one step's logits, llama.cpp's greedy
+  /// sampler (`llama_sampler_sample`, which copies every logit into a
+  /// candidate array first) beside the library's (`GreedyPick`, in place),
+  /// and whether the two picked the same token.
+  func greedyCost(repetitions: Int) -> (chain: Double, inPlace: Double, same: Bool) {
+    fill(depth: 100)
+    var token: Int32 = 42
+    _ = llama_decode(context, llama_batch_get_one(&token, 1))
+    llama_synchronize(context)
+    var (slow, fast): (Int32, Int?) = (-1, nil)
+    var start = ContinuousClock.now
+    for _ in 0..<repetitions { if let sampler { slow = llama_sampler_sample(sampler, context, -1) } }
+    let chain = (ContinuousClock.now - start).seconds / Double(repetitions)
+    start = ContinuousClock.now
+    for _ in 0..<repetitions {
+      guard let logits = llama_get_logits_ith(context, -1) else { break }
+      fast = GreedyPick.index(in: UnsafeBufferPointer(start: logits, count: Int(vocabSize)))
+    }
+    let inPlace = (ContinuousClock.now - start).seconds / Double(repetitions)
+    return (chain, inPlace, fast == Int(slow))
   }
 }

@@ -22,6 +22,7 @@ import HybridInferenceRemote
 //   local-benchmark probe-c <model.gguf> <depth> <fa 0|1> [rounds] [tokens] [variant]   (llama.cpp's C API alone: llama-bench's context vs the library's)
 //   local-benchmark stream <model.gguf> <depth> <fa 0|1> [runs]   (the library's streamed decode alone, for perf; see PerfControl)
 //   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
+//   local-benchmark samplecost <model.gguf>   (issue 22: a greedy pick, llama.cpp's sampler vs the library's in place)
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (issue 22: the flash-attention calibration beside llama-bench -fa 0 / -fa 1)
 
 let arguments = CommandLine.arguments
@@ -211,6 +212,15 @@ do {
       "cancel → a one-token probe on the same session answered: during decode \(format(decode)) ms, "
         + "during a 3,000-token prefill \(format(prefill)) ms; the probe alone on an idle session \(format(probe)) ms"
     )
+  case "samplecost":
+    let raw = try RawLlama(
+      path: path, setup: .init(contextSize: 512, batchSize: 512, threads: 2, flashAttention: 0, asLibrary: true))
+    for _ in 0..<3 {
+      let cost = raw.greedyCost(repetitions: 2000)
+      print(
+        "CPU: \(StreamedDecode.cpuModel); greedy pick per token: llama_sampler_sample \(format(cost.chain * 1e6, 1)) µs, "
+          + "the library's (GreedyPick) \(format(cost.inPlace * 1e6, 1)) µs, same token: \(cost.same)")
+    }
   case "memory":
     let sessions = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)

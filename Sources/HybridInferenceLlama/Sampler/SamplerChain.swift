@@ -16,6 +16,9 @@ final class SamplerChain {
   let pointer: UnsafeMutablePointer<llama_sampler>
   /// The response schema's grammar, checked beside the chain (not in it).
   private let constraint: GrammarConstraint?
+  /// True when the chain is the greedy sampler alone: its pick is read from
+  /// the logits in place (`GreedyPick`), the same token without the copy.
+  private let isGreedy: Bool
 
   /// - Parameter grammar: A GBNF grammar (start rule `root`) the answer must
   ///   follow, with the model whose vocabulary it is applied to. It is kept
@@ -43,6 +46,7 @@ final class SamplerChain {
     // Validated finite and >= 0 (`GenerationOptions.validate`); past Float's range, Float's largest.
     let temperature =
       options?.temperature.map { Float(min($0, Double(Float.greatestFiniteMagnitude))) } ?? Self.defaultTemperature
+    isGreedy = options?.sampling?.kind == .greedy
     switch options?.sampling?.kind {
     case .greedy:
       add(llama_sampler_init_greedy())
@@ -70,8 +74,19 @@ final class SamplerChain {
   /// token at `index`.
   /// - Throws: only with a grammar, when no token can continue it.
   func sample(_ context: OpaquePointer, at index: Int32) throws(HybridInferenceError) -> llama_token {
-    guard let constraint else { return llama_sampler_sample(pointer, context, index) }
-    return try constraint.sample(chain: pointer, context: context, at: index)
+    if let constraint { return try constraint.sample(chain: pointer, context: context, at: index) }
+    // Greedy keeps no state (its accept does nothing), so the chain is not told.
+    if isGreedy, let pick = Self.greedyPick(context, at: index) { return pick }
+    return llama_sampler_sample(pointer, context, index)
+  }
+
+  /// The greedy sampler's token for the logits of the batch's token at
+  /// `index`; nil when llama.cpp has no logits there or `GreedyPick` leaves
+  /// the pick to it.
+  static func greedyPick(_ context: OpaquePointer, at index: Int32) -> llama_token? {
+    let count = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)))
+    guard count > 0, let logits = llama_get_logits_ith(context, index) else { return nil }
+    return GreedyPick.index(in: UnsafeBufferPointer(start: logits, count: Int(count))).map { llama_token($0) }
   }
 
   private func add(_ sampler: UnsafeMutablePointer<llama_sampler>?) {

@@ -1,0 +1,36 @@
+/// Greedy sampling as llama.cpp's greedy sampler picks, read straight from
+/// the logits.
+///
+/// Why: `llama_sampler_sample` first copies every logit into a candidate
+/// array (49,152 entries of 12 bytes for SmolLM2) and then scans it, about
+/// 100 µs a token on the machines this library is measured on, 1-2% of a
+/// shallow decode step (`local-benchmark samplecost`, RESULTS.md §1d). Reading
+/// the logits in place, 16 at a time, takes a small fraction of that.
+///
+/// The pick is the same token: llama.cpp's greedy apply keeps the first
+/// logit strictly larger than the one selected, starting from token 0, so
+/// it picks the first of the largest, and a NaN never wins (it compares
+/// false), except at token 0, where llama.cpp keeps it. That one case is
+/// left to llama.cpp (nil).
+package enum GreedyPick {
+  /// The index of the first largest of `logits`, ignoring NaNs; nil when
+  /// `logits` is empty or starts with a NaN (llama.cpp picks token 0 then).
+  package static func index(in logits: UnsafeBufferPointer<Float>) -> Int? {
+    guard let base = logits.baseAddress, let first = logits.first, !first.isNaN else { return nil }
+    let width = SIMD16<Float>.scalarCount
+    let whole = logits.count / width * width
+    var largest = first
+    if whole > 0 {
+      let raw = UnsafeRawPointer(base)
+      var lanes = SIMD16<Float>(repeating: first)
+      for offset in stride(from: 0, to: whole, by: width) {
+        let chunk = raw.loadUnaligned(fromByteOffset: offset * MemoryLayout<Float>.stride, as: SIMD16<Float>.self)
+        // Only a larger lane replaces: a NaN compares false and is skipped.
+        lanes.replace(with: chunk, where: chunk .> lanes)
+      }
+      largest = lanes.max()
+    }
+    for value in logits[whole...] where value > largest { largest = value }
+    return logits.firstIndex(of: largest)
+  }
+}
