@@ -155,4 +155,38 @@ extension RawLlama {
     let inPlace = (ContinuousClock.now - start).seconds / Double(repetitions)
     return (chain, inPlace, fast == Int(slow))
   }
+
+  /// Seconds per draw with the library's default chain (top-k 40, top-p
+  /// 0.95, temperature 0.8, a seeded draw) from one step's logits: the whole
+  /// vocabulary through `llama_sampler_sample`, beside the 40 largest through
+  /// `TopKPick` on a second chain of the same seed; and whether every draw
+  /// was the same token.
+  func topKCost(repetitions: Int) throws -> (chain: Double, inPlace: Double, same: Bool) {
+    let chains = (0..<2).compactMap { _ -> UnsafeMutablePointer<llama_sampler>? in
+      guard let chain = llama_sampler_chain_init(llama_sampler_chain_default_params()) else { return nil }
+      for sampler in [
+        llama_sampler_init_top_k(40), llama_sampler_init_top_p(0.95, 1), llama_sampler_init_temp(0.8),
+        llama_sampler_init_dist(42),
+      ] {
+        llama_sampler_chain_add(chain, sampler)
+      }
+      return chain
+    }
+    defer { chains.forEach { llama_sampler_free($0) } }
+    guard chains.count == 2 else { throw BenchmarkError("llama.cpp could not create a sampler") }
+    fill(depth: 100)
+    var token: Int32 = 42
+    _ = llama_decode(context, llama_batch_get_one(&token, 1))
+    llama_synchronize(context)
+    var start = ContinuousClock.now
+    let whole = (0..<repetitions).map { _ in llama_sampler_sample(chains[0], context, -1) }
+    let chain = (ContinuousClock.now - start).seconds / Double(repetitions)
+    var buffer: [llama_token_data] = []
+    start = ContinuousClock.now
+    let short = try (0..<repetitions).map { _ in
+      try TopKPick.sample(chain: chains[1], context: context, at: -1, count: 40, buffer: &buffer)
+    }
+    let inPlace = (ContinuousClock.now - start).seconds / Double(repetitions)
+    return (chain, inPlace, short == whole.map { Optional($0) })
+  }
 }

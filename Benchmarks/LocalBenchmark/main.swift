@@ -22,7 +22,7 @@ import HybridInferenceRemote
 //   local-benchmark probe-c <model.gguf> <depth> <fa 0|1> [rounds] [tokens] [variant]   (llama.cpp's C API alone: llama-bench's context vs the library's)
 //   local-benchmark stream <model.gguf> <depth> <fa 0|1> [runs]   (the library's streamed decode alone, for perf; see PerfControl)
 //   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
-//   local-benchmark samplecost <model.gguf>   (issue 22: a greedy pick, llama.cpp's sampler vs the library's in place)
+//   local-benchmark samplecost <model.gguf>   (issue 22: a greedy pick and a default draw, llama.cpp's sampler vs the library's in place)
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (issue 22: the flash-attention calibration beside llama-bench -fa 0 / -fa 1)
 
 let arguments = CommandLine.arguments
@@ -220,6 +220,11 @@ do {
       print(
         "CPU: \(StreamedDecode.cpuModel); greedy pick per token: llama_sampler_sample \(format(cost.chain * 1e6, 1)) µs, "
           + "the library's (GreedyPick) \(format(cost.inPlace * 1e6, 1)) µs, same token: \(cost.same)")
+      let random = try raw.topKCost(repetitions: 2000)
+      print(
+        "CPU: \(StreamedDecode.cpuModel); default chain (top-k 40, top-p 0.95, temperature 0.8) per token: "
+          + "llama_sampler_sample \(format(random.chain * 1e6, 1)) µs, the library's (TopKPick) "
+          + "\(format(random.inPlace * 1e6, 1)) µs, same tokens: \(random.same)")
     }
   case "memory":
     let sessions = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1

@@ -19,6 +19,12 @@ final class SamplerChain {
   /// True when the chain is the greedy sampler alone: its pick is read from
   /// the logits in place (`GreedyPick`), the same token without the copy.
   private let isGreedy: Bool
+  /// The k of the chain's first sampler when it is a top-k (the default
+  /// chain and `.random(top:seed:)`): the chain is then given only the k
+  /// largest logits (`TopKPick`), the same draw without the whole vocabulary.
+  private let leadingTopK: Int?
+  /// `TopKPick`'s candidate array, kept from step to step.
+  private var candidates: [llama_token_data] = []
 
   /// - Parameter grammar: A GBNF grammar (start rule `root`) the answer must
   ///   follow, with the model whose vocabulary it is applied to. It is kept
@@ -49,16 +55,20 @@ final class SamplerChain {
     isGreedy = options?.sampling?.kind == .greedy
     switch options?.sampling?.kind {
     case .greedy:
+      leadingTopK = nil
       add(llama_sampler_init_greedy())
     case .topK(let top, let seed):
+      leadingTopK = top
       add(llama_sampler_init_top_k(Int32(clamping: top)))
       add(llama_sampler_init_temp(temperature))
       add(llama_sampler_init_dist(Self.llamaSeed(seed)))
     case .nucleus(let threshold, let seed):
+      leadingTopK = nil
       add(llama_sampler_init_top_p(Float(threshold), 1))
       add(llama_sampler_init_temp(temperature))
       add(llama_sampler_init_dist(Self.llamaSeed(seed)))
     case nil:
+      leadingTopK = Int(Self.defaultTopK)
       add(llama_sampler_init_top_k(Self.defaultTopK))
       add(llama_sampler_init_top_p(Self.defaultTopP, 1))
       add(llama_sampler_init_temp(temperature))
@@ -77,6 +87,12 @@ final class SamplerChain {
     if let constraint { return try constraint.sample(chain: pointer, context: context, at: index) }
     // Greedy keeps no state (its accept does nothing), so the chain is not told.
     if isGreedy, let pick = Self.greedyPick(context, at: index) { return pick }
+    if let leadingTopK,
+      let pick = try TopKPick.sample(
+        chain: pointer, context: context, at: index, count: leadingTopK, buffer: &candidates)
+    {
+      return pick
+    }
     return llama_sampler_sample(pointer, context, index)
   }
 

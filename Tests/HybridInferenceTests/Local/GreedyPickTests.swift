@@ -62,12 +62,7 @@ final class GreedyPickTests: XCTestCase {
   /// On a real model, each step's pick equals `llama_sampler_sample` with
   /// the greedy sampler on the same logits, and decoding it goes on.
   func testARealModelsLogits_pickWhatTheGreedySamplerPicks() async throws {
-    let loaded = try await LocalTestModels.tiny(contextSize: 512).loadedModel(progress: nil)
-    let mismatch = try await ComputeLane.run(threads: 2) { () -> String? in
-      var params = llama_context_default_params()
-      (params.n_ctx, params.n_batch, params.n_ubatch, params.n_seq_max) = (256, 64, 64, 1)
-      guard let context = llama_init_from_model(loaded.pointer, params) else { return "no context" }
-      defer { llama_free(context) }
+    let mismatch = try await LocalTestModels.onTinyContext { context in
       var chainParams = llama_sampler_chain_default_params()
       chainParams.no_perf = true
       guard let chain = llama_sampler_chain_init(chainParams) else { return "no sampler" }

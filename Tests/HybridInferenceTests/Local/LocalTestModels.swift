@@ -1,3 +1,4 @@
+import CLlama
 import Foundation
 import XCTest
 
@@ -39,5 +40,20 @@ enum LocalTestModels {
 
   static func smol(contextSize: Int? = 2048, flashAttention: FlashAttention = .automatic) throws -> LocalSystemModel {
     LocalSystemModel(modelPath: try require(defaultPath), contextSize: contextSize, flashAttention: flashAttention)
+  }
+}
+
+extension LocalTestModels {
+  /// Runs `body` on the compute lane with a fresh 256-cell llama.cpp context
+  /// of the tiny model; what it returns is the test's failure (nil: passed).
+  static func onTinyContext(_ body: @escaping @Sendable (OpaquePointer) -> String?) async throws -> String? {
+    let loaded = try await tiny(contextSize: 512).loadedModel(progress: nil)
+    return try await ComputeLane.run(threads: 2) { () -> String? in
+      var params = llama_context_default_params()
+      (params.n_ctx, params.n_batch, params.n_ubatch, params.n_seq_max) = (256, 64, 64, 1)
+      guard let context = llama_init_from_model(loaded.pointer, params) else { return "no context" }
+      defer { llama_free(context) }
+      return body(context)
+    }
   }
 }
