@@ -183,8 +183,10 @@ extension RawLlama {
     let chain = (ContinuousClock.now - start).seconds / Double(repetitions)
     var buffer: [llama_token_data] = []
     start = ContinuousClock.now
-    let short = try (0..<repetitions).map { _ in
-      try TopKPick.sample(chain: chains[1], context: context, at: -1, count: 40, buffer: &buffer)
+    let short = try (0..<repetitions).map { _ -> llama_token? in
+      guard let logits = llama_get_logits_ith(context, -1) else { return nil }
+      return try TopKPick.sample(
+        chain: chains[1], logits: UnsafeBufferPointer(start: logits, count: Int(vocabSize)), count: 40, buffer: &buffer)
     }
     let inPlace = (ContinuousClock.now - start).seconds / Double(repetitions)
     return (chain, inPlace, short == whole.map { Optional($0) })

@@ -82,27 +82,33 @@ final class SamplerChain {
 
   /// Samples (and accepts) the next token from the logits of the batch's
   /// token at `index`.
-  /// - Throws: only with a grammar, when no token can continue it.
+  /// - Throws: when llama.cpp has no logits there (its samplers would
+  ///   abort the process), and with a grammar when no token can continue it.
   func sample(_ context: OpaquePointer, at index: Int32) throws(HybridInferenceError) -> llama_token {
+    let logits = try Self.logits(context, at: index)
     if let constraint { return try constraint.sample(chain: pointer, context: context, at: index) }
     // Greedy keeps no state (its accept does nothing), so the chain is not told.
-    if isGreedy, let pick = Self.greedyPick(context, at: index) { return pick }
+    if isGreedy, let pick = GreedyPick.index(in: logits) { return llama_token(pick) }
     if let leadingTopK,
-      let pick = try TopKPick.sample(
-        chain: pointer, context: context, at: index, count: leadingTopK, buffer: &candidates)
+      let pick = try TopKPick.sample(chain: pointer, logits: logits, count: leadingTopK, buffer: &candidates)
     {
       return pick
     }
     return llama_sampler_sample(pointer, context, index)
   }
 
-  /// The greedy sampler's token for the logits of the batch's token at
-  /// `index`; nil when llama.cpp has no logits there or `GreedyPick` leaves
-  /// the pick to it.
-  static func greedyPick(_ context: OpaquePointer, at index: Int32) -> llama_token? {
+  /// The logits of the batch's token at `index`, one per vocabulary entry.
+  /// - Throws: when llama.cpp has none there (an index outside the batch's
+  ///   outputs: its release build returns null, and `llama_sampler_sample`
+  ///   would then abort on its assertion).
+  static func logits(_ context: OpaquePointer, at index: Int32) throws(HybridInferenceError) -> UnsafeBufferPointer<
+    Float
+  > {
     let count = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)))
-    guard count > 0, let logits = llama_get_logits_ith(context, index) else { return nil }
-    return GreedyPick.index(in: UnsafeBufferPointer(start: logits, count: Int(count))).map { llama_token($0) }
+    guard count > 0, let logits = llama_get_logits_ith(context, index) else {
+      throw .generationFailed("llama.cpp has no logits for the batch's token \(index)")
+    }
+    return UnsafeBufferPointer(start: logits, count: Int(count))
   }
 
   private func add(_ sampler: UnsafeMutablePointer<llama_sampler>?) {

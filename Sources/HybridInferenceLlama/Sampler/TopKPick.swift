@@ -86,20 +86,17 @@ package enum TopKPick {
   }
 
   /// Samples with `chain`, whose first sampler is a top-k of `count`, from
-  /// the logits of the batch's token at `index`, as `llama_sampler_sample`
+  /// `logits` (one step's, the whole vocabulary), as `llama_sampler_sample`
   /// would (and accepts the token); nil when the pick is left to it, with
   /// nothing drawn. `buffer` is the candidate array, kept by the caller so
   /// that no step allocates one.
   /// - Throws: when llama.cpp's chain selects no candidate (where
   ///   `llama_sampler_sample` would abort).
   package static func sample(
-    chain: UnsafeMutablePointer<llama_sampler>, context: OpaquePointer, at index: Int32, count: Int,
+    chain: UnsafeMutablePointer<llama_sampler>, logits: UnsafeBufferPointer<Float>, count: Int,
     buffer: inout [llama_token_data]
   ) throws(HybridInferenceError) -> llama_token? {
-    let vocabulary = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)))
-    guard vocabulary > 0, let logits = llama_get_logits_ith(context, index),
-      let chosen = indices(in: UnsafeBufferPointer(start: logits, count: Int(vocabulary)), count: count)
-    else { return nil }
+    guard let chosen = indices(in: logits, count: count) else { return nil }
     buffer.removeAll(keepingCapacity: true)
     for token in chosen { buffer.append(llama_token_data(id: llama_token(token), logit: logits[token], p: 0)) }
     let token = buffer.withUnsafeMutableBufferPointer { candidates -> llama_token? in

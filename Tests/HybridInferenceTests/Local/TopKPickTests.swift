@@ -75,7 +75,8 @@ final class TopKPickTests: XCTestCase {
           guard llama_decode(context, llama_batch_get_one(&token, 1)) == 0 else { return "decode \(step)" }
           var pick: llama_token?
           do {
-            pick = try TopKPick.sample(chain: short, context: context, at: -1, count: Int(top), buffer: &buffer)
+            pick = try TopKPick.sample(
+              chain: short, logits: SamplerChain.logits(context, at: -1), count: Int(top), buffer: &buffer)
           } catch {
             return "top \(top), step \(step): \(error)"
           }
