@@ -101,9 +101,9 @@ final class SamplerChain {
   /// - Throws: when llama.cpp has none there (an index outside the batch's
   ///   outputs: its release build returns null, and `llama_sampler_sample`
   ///   would then abort on its assertion).
-  static func logits(_ context: OpaquePointer, at index: Int32) throws(HybridInferenceError) -> UnsafeBufferPointer<
-    Float
-  > {
+  static func logits(
+    _ context: OpaquePointer, at index: Int32
+  ) throws(HybridInferenceError) -> UnsafeBufferPointer<Float> {
     let count = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)))
     guard count > 0, let logits = llama_get_logits_ith(context, index) else {
       throw .generationFailed("llama.cpp has no logits for the batch's token \(index)")
