@@ -134,15 +134,20 @@ final class RawLlama: @unchecked Sendable {
 }
 
 extension RawLlama {
+  /// Logits to sample from: one token decoded 100 deep.
+  private func decodeOneStep() {
+    fill(depth: 100)
+    var token: Int32 = 42
+    _ = llama_decode(context, llama_batch_get_one(&token, 1))
+    llama_synchronize(context)
+  }
+
   /// Seconds per greedy pick from one step's logits, llama.cpp's greedy
   /// sampler (`llama_sampler_sample`, which copies every logit into a
   /// candidate array first) beside the library's (`GreedyPick`, in place),
   /// and whether the two picked the same token.
   func greedyCost(repetitions: Int) -> (chain: Double, inPlace: Double, same: Bool) {
-    fill(depth: 100)
-    var token: Int32 = 42
-    _ = llama_decode(context, llama_batch_get_one(&token, 1))
-    llama_synchronize(context)
+    decodeOneStep()
     var (slow, fast): (Int32, Int?) = (-1, nil)
     var start = ContinuousClock.now
     for _ in 0..<repetitions { if let sampler { slow = llama_sampler_sample(sampler, context, -1) } }
@@ -174,10 +179,7 @@ extension RawLlama {
     }
     defer { chains.forEach { llama_sampler_free($0) } }
     guard chains.count == 2 else { throw BenchmarkError("llama.cpp could not create a sampler") }
-    fill(depth: 100)
-    var token: Int32 = 42
-    _ = llama_decode(context, llama_batch_get_one(&token, 1))
-    llama_synchronize(context)
+    decodeOneStep()
     var start = ContinuousClock.now
     let whole = (0..<repetitions).map { _ in llama_sampler_sample(chains[0], context, -1) }
     let chain = (ContinuousClock.now - start).seconds / Double(repetitions)

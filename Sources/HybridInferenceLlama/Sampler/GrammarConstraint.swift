@@ -55,16 +55,13 @@ final class GrammarConstraint {
     llama_sampler_free(grammar)
   }
 
-  /// Samples with `chain` from the logits of the batch's token at `index`,
+  /// Samples with `chain` from one step's `logits` (`SamplerChain.logits`),
   /// within the grammar, and accepts the token in both.
   /// - Throws: `generationFailed` when no token is allowed (a grammar the
   ///   vocabulary cannot continue), rather than letting llama.cpp abort.
   func sample(
-    chain: UnsafeMutablePointer<llama_sampler>, context: OpaquePointer, at index: Int32
+    chain: UnsafeMutablePointer<llama_sampler>, logits: UnsafeBufferPointer<Float>
   ) throws(HybridInferenceError) -> llama_token {
-    guard let logits = llama_get_logits_ith(context, index) else {
-      throw .generationFailed("llama.cpp returned no logits")
-    }
     var choice = pick(chain: chain, logits: logits, filtered: false)
     if choice.map({ !allows($0.token) }) ?? true {
       choice = pick(chain: chain, logits: logits, filtered: true)
@@ -82,7 +79,7 @@ final class GrammarConstraint {
   /// Runs `chain` over every candidate (after the UTF-8 and grammar filters
   /// when `filtered`); the chosen token, and whether its logit survived.
   private func pick(
-    chain: UnsafeMutablePointer<llama_sampler>, logits: UnsafeMutablePointer<Float>, filtered: Bool
+    chain: UnsafeMutablePointer<llama_sampler>, logits: UnsafeBufferPointer<Float>, filtered: Bool
   ) -> (token: llama_token, allowed: Bool)? {
     let state = utf8
     for index in candidates.indices {

@@ -16,21 +16,26 @@ package enum GreedyPick {
   /// The index of the first largest of `logits`, ignoring NaNs; nil when
   /// `logits` is empty or starts with a NaN (llama.cpp picks token 0 then).
   package static func index(in logits: UnsafeBufferPointer<Float>) -> Int? {
-    guard let base = logits.baseAddress, let first = logits.first, !first.isNaN else { return nil }
+    guard let first = logits.first, !first.isNaN else { return nil }
+    return logits.firstIndex(of: largest(of: logits, in: logits.indices))
+  }
+
+  /// The largest of `logits[range]`, 16 at a time, ignoring NaNs; -infinity
+  /// when the range holds nothing else. `TopKPick` reads a block's with it.
+  static func largest(of logits: UnsafeBufferPointer<Float>, in range: Range<Int>) -> Float {
+    guard let base = logits.baseAddress else { return -.infinity }
     let width = SIMD16<Float>.scalarCount
-    let whole = logits.count / width * width
-    var largest = first
-    if whole > 0 {
-      let raw = UnsafeRawPointer(base)
-      var lanes = SIMD16<Float>(repeating: first)
-      for offset in stride(from: 0, to: whole, by: width) {
-        let chunk = raw.loadUnaligned(fromByteOffset: offset * MemoryLayout<Float>.stride, as: SIMD16<Float>.self)
-        // Only a larger lane replaces: a NaN compares false and is skipped.
-        lanes.replace(with: chunk, where: chunk .> lanes)
-      }
-      largest = lanes.max()
+    let raw = UnsafeRawPointer(base)
+    var lanes = SIMD16<Float>(repeating: -.infinity)
+    var offset = range.lowerBound
+    while offset + width <= range.upperBound {
+      let chunk = raw.loadUnaligned(fromByteOffset: offset * MemoryLayout<Float>.stride, as: SIMD16<Float>.self)
+      // Only a larger lane replaces: a NaN compares false and is skipped.
+      lanes.replace(with: chunk, where: chunk .> lanes)
+      offset += width
     }
-    for value in logits[whole...] where value > largest { largest = value }
-    return logits.firstIndex(of: largest)
+    var largest = lanes.max()
+    for value in logits[offset..<range.upperBound] where value > largest { largest = value }
+    return largest
   }
 }

@@ -16,13 +16,19 @@ final class SamplerChain {
   let pointer: UnsafeMutablePointer<llama_sampler>
   /// The response schema's grammar, checked beside the chain (not in it).
   private let constraint: GrammarConstraint?
-  /// True when the chain is the greedy sampler alone: its pick is read from
-  /// the logits in place (`GreedyPick`), the same token without the copy.
-  private let isGreedy: Bool
-  /// The k of the chain's first sampler when it is a top-k (the default
-  /// chain and `.random(top:seed:)`): the chain is then given only the k
-  /// largest logits (`TopKPick`), the same draw without the whole vocabulary.
-  private let leadingTopK: Int?
+  /// How a token is drawn without handing llama.cpp the whole vocabulary:
+  /// the same token either way.
+  private enum Shortcut {
+    /// The chain is the greedy sampler alone: the largest logit, read in
+    /// place (`GreedyPick`).
+    case greedy
+    /// The chain starts with a top-k of this k (the default chain and
+    /// `.random(top:seed:)`): it is given only the k largest logits (`TopKPick`).
+    case topK(Int)
+    case none
+  }
+
+  private let shortcut: Shortcut
   /// `TopKPick`'s candidate array, kept from step to step.
   private var candidates: [llama_token_data] = []
 
@@ -52,23 +58,22 @@ final class SamplerChain {
     // Validated finite and >= 0 (`GenerationOptions.validate`); past Float's range, Float's largest.
     let temperature =
       options?.temperature.map { Float(min($0, Double(Float.greatestFiniteMagnitude))) } ?? Self.defaultTemperature
-    isGreedy = options?.sampling?.kind == .greedy
     switch options?.sampling?.kind {
     case .greedy:
-      leadingTopK = nil
+      shortcut = .greedy
       add(llama_sampler_init_greedy())
     case .topK(let top, let seed):
-      leadingTopK = top
+      shortcut = .topK(top)
       add(llama_sampler_init_top_k(Int32(clamping: top)))
       add(llama_sampler_init_temp(temperature))
       add(llama_sampler_init_dist(Self.llamaSeed(seed)))
     case .nucleus(let threshold, let seed):
-      leadingTopK = nil
+      shortcut = .none
       add(llama_sampler_init_top_p(Float(threshold), 1))
       add(llama_sampler_init_temp(temperature))
       add(llama_sampler_init_dist(Self.llamaSeed(seed)))
     case nil:
-      leadingTopK = Int(Self.defaultTopK)
+      shortcut = .topK(Int(Self.defaultTopK))
       add(llama_sampler_init_top_k(Self.defaultTopK))
       add(llama_sampler_init_top_p(Self.defaultTopP, 1))
       add(llama_sampler_init_temp(temperature))
@@ -86,13 +91,17 @@ final class SamplerChain {
   ///   abort the process), and with a grammar when no token can continue it.
   func sample(_ context: OpaquePointer, at index: Int32) throws(HybridInferenceError) -> llama_token {
     let logits = try Self.logits(context, at: index)
-    if let constraint { return try constraint.sample(chain: pointer, context: context, at: index) }
-    // Greedy keeps no state (its accept does nothing), so the chain is not told.
-    if isGreedy, let pick = GreedyPick.index(in: logits) { return llama_token(pick) }
-    if let leadingTopK,
-      let pick = try TopKPick.sample(chain: pointer, logits: logits, count: leadingTopK, buffer: &candidates)
-    {
-      return pick
+    if let constraint { return try constraint.sample(chain: pointer, logits: logits) }
+    switch shortcut {
+    case .greedy:
+      // Greedy keeps no state (its accept does nothing), so the chain is not told.
+      if let pick = GreedyPick.index(in: logits) { return llama_token(pick) }
+    case .topK(let count):
+      if let pick = try TopKPick.sample(chain: pointer, logits: logits, count: count, buffer: &candidates) {
+        return pick
+      }
+    case .none:
+      break
     }
     return llama_sampler_sample(pointer, context, index)
   }

@@ -28,32 +28,16 @@ package enum TopKPick {
   /// logit is a NaN (or when `count` is not in 1...128, or not smaller than
   /// the logits).
   package static func indices(in logits: UnsafeBufferPointer<Float>, count: Int) -> [Int]? {
-    guard count > 0, count <= largestCount, count < logits.count, let base = logits.baseAddress else { return nil }
-    var heap = SmallestFirstHeap(values: Array(logits[0..<count]))
+    guard count > 0, count <= largestCount, count < logits.count else { return nil }
+    var heap = SmallestFirstHeap(logits[0..<count])
     // A block whose largest logit is not above the k-th largest so far is
     // passed over after 16 vector compares; only the few others are read
-    // one by one. (NaNs never replace a lane; `isUnique` refuses them.)
-    let width = SIMD16<Float>.scalarCount
-    let block = 16 * width
-    let raw = UnsafeRawPointer(base)
-    var position = count
-    while position < logits.count {
-      let end = min(position + block, logits.count)
-      var lanes = SIMD16<Float>(repeating: -.infinity)
-      var offset = position
-      while offset + width <= end {
-        let chunk = raw.loadUnaligned(fromByteOffset: offset * MemoryLayout<Float>.stride, as: SIMD16<Float>.self)
-        lanes.replace(with: chunk, where: chunk .> lanes)
-        offset += width
-      }
-      var largest = lanes.max()
-      for index in offset..<end where logits[index] > largest { largest = logits[index] }
-      if largest > heap.smallest {
-        for index in position..<end where logits[index] > heap.smallest {
-          heap.replaceSmallest(logits[index], index: index)
-        }
-      }
-      position = end
+    // one by one. (NaNs are never the largest; `isUnique` refuses them.)
+    let block = 256
+    for start in stride(from: count, to: logits.count, by: block) {
+      let range = start..<min(start + block, logits.count)
+      guard GreedyPick.largest(of: logits, in: range) > heap.smallest else { continue }
+      for index in range where logits[index] > heap.smallest { heap.replaceSmallest(logits[index], index: index) }
     }
     guard isUnique(threshold: heap.smallest, count: count, in: logits) else { return nil }
     let order = heap.entries.sorted { $0.value > $1.value }
@@ -122,9 +106,9 @@ private struct SmallestFirstHeap {
 
   private(set) var entries: [Entry]
 
-  /// A heap of `values`, found at indices 0..<values.count.
-  init(values: [Float]) {
-    entries = values.enumerated().map { Entry(value: $0.element, index: $0.offset) }
+  /// A heap of `values`, each found at its own index.
+  init(_ values: Slice<UnsafeBufferPointer<Float>>) {
+    entries = values.indices.map { Entry(value: values[$0], index: $0) }
     for parent in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(from: parent) }
   }
 
