@@ -38,9 +38,11 @@ enum ConcurrentSessions {
   static func compare(modelPath: String, threads: Int, runs: Int, flashAttention: FlashAttention?) async throws {
     let decision = DepthBenchmark.Decision()
     LocalSystemModel.setLlamaLogHandler(decision.handler)
+    // HI_MEMORY=mapped: the library on llama.cpp's default memory (`ModelMemory`).
+    let memory: ModelMemory = ProcessInfo.processInfo.environment["HI_MEMORY"] == "mapped" ? .mapped : .automatic
     let local = LocalSystemModel(
       modelPath: modelPath, contextSize: perSequence, threads: threads, batchSize: 512,
-      flashAttention: flashAttention ?? .automatic)
+      flashAttention: flashAttention ?? .automatic, memory: memory)
     try await local.prepare()
     LocalSystemModel.setLlamaLogHandler(.silent)
     let serverArguments = [
@@ -71,17 +73,19 @@ enum ConcurrentSessions {
         pairs[count, default: []].append(pair)
       }
     }
-    printTable(pairs, threads: threads, runs: runs, decision: decision, serverArguments: serverArguments)
+    printTable(
+      pairs, threads: threads, runs: runs, decision: decision, serverArguments: serverArguments, memory: memory)
   }
 
   private static func printTable(
-    _ pairs: [Int: [Pair]], threads: Int, runs: Int, decision: DepthBenchmark.Decision, serverArguments: [String]
+    _ pairs: [Int: [Pair]], threads: Int, runs: Int, decision: DepthBenchmark.Decision, serverArguments: [String],
+    memory: ModelMemory
   ) {
     let one = median((pairs[counts[0]] ?? []).map(\.ours))
     print(
       "sessions answering at once on \(StreamedDecode.cpuModel), \(threads) threads, \(answerTokens) greedy tokens each, "
         + "aggregate tokens/s (first request sent to last token), medians of \(runs) runs, the order alternating; "
-        + "library: \(decision.message), \(perSequence) tokens per sequence, batch 512")
+        + "library: \(decision.message), \(perSequence) tokens per sequence, batch 512, memory .\(memory)")
     print(
       "server: \(LlamaServerProcess.binaryPath ?? "?") -np 4 -c \(4 * perSequence) -t \(threads) "
         + serverArguments.joined(separator: " ") + ", client: scripts/llama-server-sessions.py (POST /completion, "

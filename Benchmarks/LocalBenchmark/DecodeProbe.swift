@@ -15,11 +15,15 @@ enum DecodeProbe {
   static func run(
     modelPath: String, llamaBench: String, depth: Int, flashAttention: Int, runs: Int, threads: Int
   ) async throws {
-    let model = LocalSystemModel(
-      modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: flashAttention == 1 ? .on : .off)
+    let flash: FlashAttention = flashAttention == 1 ? .on : .off
+    let model = LocalSystemModel(modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: flash)
+    let mapped = LocalSystemModel(
+      modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: flash, memory: .mapped)
     try await model.prepare()
+    try await mapped.prepare()
     let text = try await DepthBenchmark.prompt(depth: depth, model: model, run: 0)
     let measured = try await DepthBenchmark.streamed(text, model: model, tokens: 8).depth  // warm-up
+    _ = try await DepthBenchmark.streamed(text, model: mapped, tokens: 8)
     let library = try RawLlama(
       path: modelPath,
       setup: .init(
@@ -29,25 +33,31 @@ enum DecodeProbe {
       setup: .init(contextSize: measured + 128, batchSize: 512, threads: threads, flashAttention: flashAttention))
     _ = try await ComputeLane.run(threads: threads) { library.decode(tokens: 8) }
     _ = try await ComputeLane.run(threads: threads) { bench.decode(tokens: 8) }
-    let names = ["library stream", "C API, library's context, greedy", "C API, llama-bench's context", "llama-bench"]
+    // llama-bench on 2 MiB pages: its weights read in (`-lm none`) and glibc's
+    // malloc asking for transparent huge pages, what the library's default
+    // `ModelMemory.automatic` does with MADV_COLLAPSE.
+    let names = [
+      "library stream", "library stream, memory .mapped", "C API, library's context, greedy",
+      "C API, llama-bench's context", "llama-bench on 2 MiB pages (-lm none, glibc.malloc.hugetlb=1)", "llama-bench",
+    ]
     var figures = Array(repeating: [Double](), count: names.count)
     for round in 0..<runs {
       for offset in 0..<names.count {
         let which = (round + offset) % names.count
         let rate: Double
         switch which {
-        case 0:
+        case 0, 1:
           let prompt = try await DepthBenchmark.prompt(depth: depth, model: model, run: round + 1)
-          rate = try await DepthBenchmark.streamed(prompt, model: model, tokens: 128).rate
-        case 1:
+          rate = try await DepthBenchmark.streamed(prompt, model: which == 0 ? model : mapped, tokens: 128).rate
+        case 2:
           rate = try await ComputeLane.run(threads: threads) {
             library.decode(tokens: 128, depth: measured, sampled: true)
           }
-        case 2: rate = try await ComputeLane.run(threads: threads) { bench.decode(tokens: 128, depth: measured) }
+        case 3: rate = try await ComputeLane.run(threads: threads) { bench.decode(tokens: 128, depth: measured) }
         default:
           rate = try LlamaBench.run(
             executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, repetitions: 1, prompt: 0,
-            generate: 128, depth: measured, flashAttention: flashAttention
+            generate: 128, depth: measured, flashAttention: flashAttention, hugePages: which == 4
           ).decodeTokensPerSecond
         }
         figures[which].append(rate)

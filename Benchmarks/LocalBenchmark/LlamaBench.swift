@@ -14,14 +14,15 @@ enum LlamaBench {
   /// `flashAttention` is `-fa` (0 or 1; nil leaves llama-bench's default).
   static func run(
     executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int, prompt: Int = 512,
-    generate: Int = 128, depth: Int = 0, flashAttention: Int? = nil
+    generate: Int = 128, depth: Int = 0, flashAttention: Int? = nil, hugePages: Bool = false
   ) throws -> Figures {
     let runs = try runJSON(
       executable: executable,
       arguments: [
         "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
         "-ub", "\(batchSize)", "-r", "\(repetitions)", "-d", "\(depth)", "-o", "json",
-      ] + (flashAttention.map { ["-fa", "\($0)"] } ?? []))
+      ] + (flashAttention.map { ["-fa", "\($0)"] } ?? []) + (hugePages ? ["-lm", "none"] : []),
+      environment: hugePages ? ["GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"] : [:])
     var figures = Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan)
     for run in runs {
       // llama-bench reports each repetition; take the median like our own figures.
@@ -68,10 +69,16 @@ struct BenchmarkError: Error, CustomStringConvertible {
 extension LlamaBench {
   /// Runs llama-bench with `arguments` (which ask for `-o json`) and returns
   /// its runs, one object per test.
-  static func runJSON(executable: String, arguments: [String]) throws -> [[String: Any]] {
+  /// llama-bench's JSON; `environment` is added to this process's own.
+  static func runJSON(
+    executable: String, arguments: [String], environment: [String: String] = [:]
+  ) throws -> [[String: Any]] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice

@@ -53,6 +53,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// decides from the model's attention head size and the backend when the
   /// context is made (`FlashAttention`).
   public let flashAttention: FlashAttention
+  /// How the weights and KV cache are held in memory: `.automatic` reads
+  /// the weights in and puts them and the KV cache on 2 MiB pages where the
+  /// kernel allows and the model takes at most a quarter of memory
+  /// (`ModelMemory`).
+  public let memory: ModelMemory
 
   private let fileCheck: ModelFileCheck
   private let handle: LoadedModelHandle
@@ -62,12 +67,14 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// turn's prompt state is saved there and loaded by any context whose
   /// prompt starts with it (`PromptCache`). `flashAttention` forces llama.cpp's
   /// fused attention kernel on or off; `.automatic` picks the faster one for
-  /// the model on this backend.
+  /// the model on this backend. `memory` chooses between the weights mapped
+  /// from the file and read in on 2 MiB pages (`ModelMemory`).
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
     parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
-    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic
+    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic
   ) {
+    self.memory = memory
     self.allowsGenericToolFormat = allowsGenericToolFormat
     self.promptCache = promptCache
     self.flashAttention = flashAttention
@@ -253,7 +260,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: .localInferenceNotEnabled)
     }
     let file = try fileCheck.check().get()
-    let model = try await LlamaModelStore.shared.model(at: modelPath, file: file, progress: progress)
+    let plan = MemoryPlan.decide(memory, facts: .current(fileSize: file.fileSize))
+    let model = try await LlamaModelStore.shared.model(
+      at: modelPath, file: file, weightsInMemory: plan.weightsInMemory, progress: progress)
     handle.model = model
     progress?(1)
     return model

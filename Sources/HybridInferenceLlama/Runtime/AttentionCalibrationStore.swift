@@ -38,10 +38,15 @@ final class AttentionCalibrationStore: Sendable {
   struct Key: Hashable, Sendable {
     let text: String
 
-    init(model: ModelFingerprint, shape: AttentionCalibrationGraph.Shape, threads: Int, depths: [Int]) {
+    init(
+      model: ModelFingerprint, shape: AttentionCalibrationGraph.Shape, threads: Int, depths: [Int],
+      pages: HugePageCollapse.Scope = .none
+    ) {
       text = [
         "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
+        // On 2 MiB pages the steps are faster, attention at depth most.
+        "pages \(pages)",
         // Decisions of the attention-only calibration (before whole steps), of
         // whole steps under the 3% margin (before 5%) and of the weighted total
         // alone (before the worst depth too), and of one setting for every

@@ -97,20 +97,22 @@ enum AttentionChoice {
   /// is too slow or whose state cannot be repeated, its attention alone
   /// (`AttentionCalibrationGraph`).
   static func calibrated(
-    model: LlamaModel, threads: Int, contextSize: Int, batchSize: Int, directory: URL?
+    model: LlamaModel, threads: Int, contextSize: Int, batchSize: Int, directory: URL?,
+    pages: HugePageCollapse.Scope = .none
   ) async -> AttentionCalibration.Verdict {
     guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
       return AttentionCalibration.Verdict(flash: nil, reason: "the model's attention shape cannot be measured")
     }
     let depths = AttentionCalibration.depths(contextSize: contextSize)
-    let key = AttentionCalibrationStore.Key(model: model.fingerprint, shape: shape, threads: threads, depths: depths)
+    let key = AttentionCalibrationStore.Key(
+      model: model.fingerprint, shape: shape, threads: threads, depths: depths, pages: pages)
     return await AttentionCalibrationStore.shared.verdict(for: key, directory: directory) {
       // Timed on the lane: the cost is the calibration's, not the wait for the cores.
       let ran = try? await ComputeLane.run(threads: threads) {
         () -> (Result<AttentionCalibration.Timings, AttentionCalibration.Failure>, String?, Duration) in
         let start = ContinuousClock.now
         let steps = AttentionStepCalibration.measure(
-          model: model, shape: shape, depths: depths, threads: threads, batchSize: batchSize)
+          model: model, shape: shape, depths: depths, threads: threads, batchSize: batchSize, pages: pages)
         guard case .failure(let failure) = steps else { return (steps, nil, ContinuousClock.now - start) }
         // Only the graph needs the last-level cache's size (read from sysfs).
         let evict = AttentionCalibrationGraph.evictBytes(modelBytes: Int(clamping: llama_model_size(model.pointer)))

@@ -171,7 +171,7 @@ enum AttentionStepCalibration {
   /// many repetitions each depth gets: `wantsAnotherPair` (tests lower both limits).
   static func measure(
     model: LlamaModel, shape: AttentionCalibrationGraph.Shape, depths: [Int], threads: Int, batchSize: Int,
-    slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
+    pages: HugePageCollapse.Scope = .none, slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
   ) -> Result<AttentionCalibration.Timings, AttentionCalibration.Failure> {
     guard let deepest = depths.max(), depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
       return .failure(.init(reason: "no depth to measure"))
@@ -187,7 +187,7 @@ enum AttentionStepCalibration {
     // ggml work like a load or a generation: an exit waits for it (ExitDuringWorkTests).
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
-    var steps = Steps(model: model, threads: threads, cells: cells, batchSize: min(batchSize, cells))
+    var steps = Steps(model: model, threads: threads, cells: cells, batchSize: min(batchSize, cells), pages: pages)
     defer { steps.free() }
     let start = DispatchTime.now().uptimeNanoseconds
     do throws(AttentionCalibration.Failure) {
@@ -247,6 +247,9 @@ enum AttentionStepCalibration {
     let cells: Int
     let batchSize: Int
     var contexts: [OpaquePointer] = []
+    /// Per context, its buffers moved to 2 MiB pages as the library's own
+    /// contexts' are (`HugePageCollapse`); each outlives its context.
+    let pages: [HugePageCollapse]
     /// Per context, the state of one decoded cell.
     var oneCell: [[UInt8]] = []
     /// The cells sequence 0 holds in both contexts.
@@ -256,8 +259,9 @@ enum AttentionStepCalibration {
     var batch = llama_batch_init(1, 0, 1)
     let token: llama_token
 
-    init(model: LlamaModel, threads: Int, cells: Int, batchSize: Int) {
+    init(model: LlamaModel, threads: Int, cells: Int, batchSize: Int, pages: HugePageCollapse.Scope) {
       (self.model, self.threads, self.cells, self.batchSize) = (model, threads, cells, batchSize)
+      self.pages = [HugePageCollapse(scope: pages), HugePageCollapse(scope: pages)]
       let vocab = llama_model_get_vocab(model.pointer)
       let bos = llama_vocab_bos(vocab)
       token = bos >= 0 && bos < llama_vocab_n_tokens(vocab) ? bos : 0
@@ -277,6 +281,7 @@ enum AttentionStepCalibration {
         params.n_threads_batch = Int32(clamping: threads)
         params.no_perf = true
         params.flash_attn_type = flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED
+        pages[contexts.count].install(in: &params)
         guard let context = llama_init_from_model(model.pointer, params) else {
           throw .init(reason: "llama.cpp could not create a context of \(cells) cells")
         }
@@ -309,8 +314,9 @@ enum AttentionStepCalibration {
 
     /// Decodes one token at position 0 in each context and keeps its one-cell state.
     private mutating func decodeOneCell() throws(AttentionCalibration.Failure) {
-      for context in contexts {
+      for (context, pages) in zip(contexts, pages) {
         _ = try decode(context, at: 0)
+        _ = pages.finish()  // not timed: the pages move on this first step
         let size = llama_state_seq_get_size(context, 0)
         guard size > 0, size <= 1 << 26 else { throw .init(reason: "a one-token state of \(size) bytes") }
         var one = [UInt8](repeating: 0, count: size)

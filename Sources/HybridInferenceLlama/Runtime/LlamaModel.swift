@@ -24,6 +24,8 @@ final class LlamaModel: @unchecked Sendable {
   let attentionHeadSize: Int?
   let pointer: OpaquePointer
   let vocab: OpaquePointer
+  /// Read into the process rather than mapped from the file (`MemoryPlan`).
+  let weightsInMemory: Bool
   /// The one lazily built piece of state, behind its own lock.
   private let vocabularyBytesCache = Locked<VocabularyBytes?>(nil)
 
@@ -32,7 +34,12 @@ final class LlamaModel: @unchecked Sendable {
   /// Only if `path` still names the file that was checked (`FileIdentity`),
   /// and through the descriptor that compared it, so that a file renamed over
   /// the path after the check is never what llama.cpp reads.
-  init(path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?) throws(HybridInferenceError) {
+  ///
+  /// With `weightsInMemory`, llama.cpp reads the weights into memory of the
+  /// process's own instead of mapping the file (`MemoryPlan`).
+  init(
+    path: String, file: GGUFFile, weightsInMemory: Bool = false, progress: (@Sendable (Double) -> Void)?
+  ) throws(HybridInferenceError) {
     let opened: OpenModelFile
     do {
       opened = try OpenModelFile(path: path)
@@ -47,6 +54,7 @@ final class LlamaModel: @unchecked Sendable {
     if AMXGuard.disablesExtraBufferTypes(cpu: .current, build: .current) {
       params.use_extra_bufts = false
     }
+    if weightsInMemory { params.load_mode = LLAMA_LOAD_MODE_NONE }
     // Always a callback: it also stops the load when the process exits.
     let progressBox = ProgressBox(progress ?? { _ in })
     params.progress_callback = { value, userData in
@@ -68,6 +76,7 @@ final class LlamaModel: @unchecked Sendable {
       throw .invalidModelFile(path: path, reason: "the model has no vocabulary")
     }
     self.path = path
+    self.weightsInMemory = weightsInMemory
     self.fingerprint = ModelFingerprint(path: path, identity: opened.identity, descriptor: opened.descriptor)
     self.pointer = loaded
     self.vocab = vocab

@@ -18,12 +18,15 @@ import HybridInferenceJinja
 final class LlamaModelStore: Sendable {
   static let shared = LlamaModelStore()
 
-  typealias Loader = @Sendable (String, GGUFFile, (@Sendable (Double) -> Void)?) async throws -> LlamaModel
+  typealias Loader = @Sendable (String, GGUFFile, Bool, (@Sendable (Double) -> Void)?) async throws -> LlamaModel
 
-  /// One model file: its resolved path and the identity that was checked.
+  /// One model file: its resolved path and the identity that was checked,
+  /// and whether its weights are read in or mapped (`MemoryPlan`): the two
+  /// are different loads.
   struct Key: Hashable {
     var path: String
     var identity: FileIdentity
+    var weightsInMemory = false
   }
 
   private enum Entry {
@@ -48,9 +51,11 @@ final class LlamaModelStore: Sendable {
 
   /// The loaded model for `file`, loading it on a background thread if needed.
   func model(
-    at path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?
+    at path: String, file: GGUFFile, weightsInMemory: Bool = false, progress: (@Sendable (Double) -> Void)?
   ) async throws -> LlamaModel {
-    let key = Key(path: URL(fileURLWithPath: path).resolvingSymlinksInPath().path, identity: file.identity)
+    let key = Key(
+      path: URL(fileURLWithPath: path).resolvingSymlinksInPath().path, identity: file.identity,
+      weightsInMemory: weightsInMemory)
     let task = task(for: key, path: path, file: file, progress: progress)
     let result = await task.result
     settle(key, task, result)
@@ -71,7 +76,8 @@ final class LlamaModelStore: Sendable {
         break
       }
       let load = self.load
-      let task = Task<LlamaModel, any Error> { try await load(path, file, progress) }
+      let inMemory = key.weightsInMemory
+      let task = Task<LlamaModel, any Error> { try await load(path, file, inMemory, progress) }
       entries[key] = .loading(task)
       return task
     }
@@ -94,13 +100,13 @@ final class LlamaModelStore: Sendable {
   /// Loading reads the whole file: keep it off Swift's few cooperative threads.
   @Sendable
   static func loadOffTheCooperativePool(
-    path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?
+    path: String, file: GGUFFile, weightsInMemory: Bool, progress: (@Sendable (Double) -> Void)?
   ) async throws -> LlamaModel {
     try await withCheckedThrowingContinuation { continuation in
       DispatchQueue.global(qos: .userInitiated).async {
         continuation.resume(
           with: Result { () throws(HybridInferenceError) in
-            try LlamaModel(path: path, file: file, progress: progress)
+            try LlamaModel(path: path, file: file, weightsInMemory: weightsInMemory, progress: progress)
           })
       }
     }

@@ -22,11 +22,11 @@ final class AttentionSwitchTests: XCTestCase {
   /// A prompt cache directory holding a calibration that crosses at depth 60.
   private func directoryCrossingAt60(_ path: String) async throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switch-\(UUID().uuidString)")
-    let loaded = try await LocalSystemModel(modelPath: path, contextSize: contextSize, threads: 2).loadedModel(
-      progress: nil)
+    let model = LocalSystemModel(modelPath: path, contextSize: contextSize, threads: 2)
+    let loaded = try await model.loadedModel(progress: nil)
     let key = AttentionCalibrationStore.Key(
       model: loaded.fingerprint, shape: try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded)), threads: 2,
-      depths: AttentionCalibration.depths(contextSize: contextSize))
+      depths: AttentionCalibration.depths(contextSize: contextSize), pages: model.memoryPlan(for: loaded).collapse)
     AttentionCalibrationStore.store(
       AttentionCalibration.Verdict(flash: true, reason: "on below depth 60, off from it", offFromDepth: 60), key: key,
       directory: directory)

@@ -43,7 +43,7 @@ final class ModelLoadRaceTests: XCTestCase {
   /// that one too, and the next caller started a third load beside it.
   func testALateWaiterOfAFailedLoad_leavesTheNewerLoadInPlace() async throws {
     let loads = Atomic<Int>(0)
-    let store = LlamaModelStore { _, _, _ in
+    let store = LlamaModelStore { _, _, _, _ in
       loads.add(1, ordering: .relaxed)
       throw HybridInferenceError.generationFailed("scripted load failure")
     }

@@ -134,6 +134,7 @@ extension BatchedContext {
     }
     let status = llama_decode(context, batch)
     if prefills { setAbortCallback(context, enabled: false) }
+    if let moved = hugePages.finish() { logMemory(moved) }
     guard status == 0 else {
       let error = failure(status, entries: entries, window: window)
       for entry in entries {

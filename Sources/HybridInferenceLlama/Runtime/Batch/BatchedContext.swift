@@ -37,6 +37,8 @@ final class BatchedContext: @unchecked Sendable {
     /// starts with, and the depth past which it is made without the kernel
     /// (what llama.cpp has now is `BatchedContext.attention`).
     var flashAttention: AttentionChoice.Decision
+    /// Weights read in or mapped, and which buffers move to 2 MiB pages.
+    var memory = MemoryPlan.mapped("llama.cpp's default")
   }
 
   /// What the scheduler has decoded, for tests and benchmarks.
@@ -90,6 +92,9 @@ final class BatchedContext: @unchecked Sendable {
   /// decision's, and off past its switch depth (`WindowGrowth`). Under
   /// `creation`, like `cells`.
   var attention: llama_flash_attn_type
+  /// Moves each llama context's weights and KV cache to 2 MiB pages on its
+  /// first step (`settings.memory`); reset whenever the context is made again.
+  let hugePages: HugePageCollapse
   /// True once making the window again (larger or smaller) failed (no
   /// memory): it stays as it is from then on.
   var windowGrowthFailed = false
@@ -122,6 +127,7 @@ final class BatchedContext: @unchecked Sendable {
       ? []
       : settings.flashAttention.types.map { ($0, PromptCacheKey(model: model.fingerprint, flashAttention: $0)) }
     self.attention = settings.flashAttention.type
+    self.hugePages = HugePageCollapse(scope: settings.memory.collapse)
     self.cells = min(Self.window(of: settings), Self.initialCells)
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
@@ -273,6 +279,8 @@ final class BatchedContext: @unchecked Sendable {
     // The KV types stay llama.cpp's defaults and flash attention is the
     // decided one for the depth: the prompt cache's key (`cacheKey`) reads the same.
     params.flash_attn_type = attention
+    hugePages.reset()
+    hugePages.install(in: &params)
     LlamaBackend.inFlight.enter()
     defer { LlamaBackend.inFlight.leave() }
     guard let context = llama_init_from_model(model.pointer, params) else {
@@ -287,6 +295,15 @@ final class BatchedContext: @unchecked Sendable {
       stateTag.withLock { $0 = tag }
     }
     return context
+  }
+
+  /// Logs what a context's first step moved to 2 MiB pages, beside why.
+  func logMemory(_ moved: HugePageCollapse.Report) {
+    let refused = moved.refused == 0 ? "" : ", \(moved.refused) buffer(s) the kernel kept on 4 KiB pages"
+    LlamaBackend.logSink.current.log(
+      LogRecord(
+        level: .info, category: .local,
+        message: "memory: \(settings.memory.reason); \(moved.bytes >> 20) MiB moved to 2 MiB pages\(refused)"))
   }
 
   /// Installs (or removes) llama.cpp's abort callback, which lets a step stop
