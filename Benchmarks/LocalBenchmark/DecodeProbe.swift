@@ -21,8 +21,12 @@ enum DecodeProbe {
       modelPath: modelPath, contextSize: 4096, threads: threads, flashAttention: flash, memory: .mapped)
     try await model.prepare()
     try await mapped.prepare()
+    // The library's `memory:` line: what the first decode moved, in how long.
+    LocalSystemModel.setLlamaLogHandler(
+      LogHandler { record in if record.message.hasPrefix("memory:") { print(record.message) } })
     let text = try await DepthBenchmark.prompt(depth: depth, model: model, run: 0)
     let measured = try await DepthBenchmark.streamed(text, model: model, tokens: 8).depth  // warm-up
+    LocalSystemModel.setLlamaLogHandler(.silent)
     _ = try await DepthBenchmark.streamed(text, model: mapped, tokens: 8)
     let library = try RawLlama(
       path: modelPath,
@@ -40,10 +44,15 @@ enum DecodeProbe {
       "library stream", "library stream, memory .mapped", "C API, library's context, greedy",
       "C API, llama-bench's context", "llama-bench on 2 MiB pages (-lm none, glibc.malloc.hugetlb=1)", "llama-bench",
     ]
+    // HI_PROBE_ROWS=0,1: those rows only (llama-bench's default always runs).
+    let rows = ProcessInfo.processInfo.environment["HI_PROBE_ROWS"].map {
+      Set($0.split(separator: ",").compactMap { Int($0) } + [names.count - 1])
+    }
     var figures = Array(repeating: [Double](), count: names.count)
     for round in 0..<runs {
       for offset in 0..<names.count {
         let which = (round + offset) % names.count
+        if let rows, !rows.contains(which) { continue }
         let rate: Double
         switch which {
         case 0, 1:
@@ -65,7 +74,7 @@ enum DecodeProbe {
     }
     print("probe: depth \(measured) tokens, -fa \(flashAttention), \(threads) threads, \(runs) rounds, 128 tokens")
     let reference = figures[names.count - 1]
-    for (name, rates) in zip(names, figures) {
+    for (name, rates) in zip(names, figures) where !rates.isEmpty {
       let ratios = zip(rates, reference).map { $0 / $1 }
       print(
         "\(name): median \(format(median(rates))) t/s, / llama-bench per round: median \(format(median(ratios), 3)) "

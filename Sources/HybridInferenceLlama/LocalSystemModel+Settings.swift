@@ -52,7 +52,7 @@ extension LocalSystemModel {
     let threads = min(max(1, self.threads), Self.maximumThreads)
     let directory = promptCache?.directoryURL
     let batch = min(max(1, batchSize), contextSize)
-    let memory = memoryPlan(for: model)
+    let memory = MemoryPlan.loaded(model)
     let decision = await AttentionChoice.decide(
       flashAttention,
       facts: AttentionChoice.Facts(
@@ -61,21 +61,11 @@ extension LocalSystemModel {
     ) {
       await AttentionChoice.calibrated(
         model: model, threads: threads, contextSize: contextSize, batchSize: batch, directory: directory,
-        pages: memory.collapse)
+        pages: memory.weightsInMemory)
     }
     return BatchedContext.Settings(
       contextSize: contextSize, batchSize: batch, threads: threads, sequences: sequenceCount,
       flashAttention: decision, memory: memory)
-  }
-
-  /// `memory` as decided when `model` was loaded; weights that were mapped
-  /// (a model another value loaded so) are left as they are.
-  func memoryPlan(for model: LlamaModel) -> MemoryPlan {
-    var plan = MemoryPlan.decide(memory, facts: .current(fileSize: model.fingerprint.identity.size))
-    if !model.weightsInMemory, plan.collapse == .weightsAndCache {
-      plan = MemoryPlan(weightsInMemory: false, collapse: .cache, reason: "weights mapped, KV cache on 2 MiB pages")
-    }
-    return plan
   }
 
   /// Memory the model needs: the weights unless already loaded, plus the KV

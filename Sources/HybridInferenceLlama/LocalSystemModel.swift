@@ -53,10 +53,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// decides from the model's attention head size and the backend when the
   /// context is made (`FlashAttention`).
   public let flashAttention: FlashAttention
-  /// How the weights and KV cache are held in memory: `.automatic` reads
-  /// the weights in and puts them and the KV cache on 2 MiB pages where the
-  /// kernel allows and the model takes at most a quarter of memory
-  /// (`ModelMemory`).
+  /// How the weights are held in memory: `.automatic` reads them in and
+  /// moves them onto 2 MiB pages where the kernel allows and the model takes
+  /// at most a quarter of memory (`ModelMemory`).
   public let memory: ModelMemory
 
   private let fileCheck: ModelFileCheck

@@ -40,13 +40,13 @@ final class AttentionCalibrationStore: Sendable {
 
     init(
       model: ModelFingerprint, shape: AttentionCalibrationGraph.Shape, threads: Int, depths: [Int],
-      pages: HugePageCollapse.Scope = .none
+      pages: Bool = false
     ) {
       text = [
         "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
-        // On 2 MiB pages the steps are faster, attention at depth most.
-        "pages \(pages)",
+        // Weights on 2 MiB pages make every step faster (`ModelMemory`).
+        "weights on 2 MiB pages \(pages)",
         // Decisions of the attention-only calibration (before whole steps), of
         // whole steps under the 3% margin (before 5%) and of the weighted total
         // alone (before the worst depth too), and of one setting for every

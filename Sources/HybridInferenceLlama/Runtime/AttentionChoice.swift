@@ -98,7 +98,7 @@ enum AttentionChoice {
   /// (`AttentionCalibrationGraph`).
   static func calibrated(
     model: LlamaModel, threads: Int, contextSize: Int, batchSize: Int, directory: URL?,
-    pages: HugePageCollapse.Scope = .none
+    pages: Bool = false
   ) async -> AttentionCalibration.Verdict {
     guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
       return AttentionCalibration.Verdict(flash: nil, reason: "the model's attention shape cannot be measured")

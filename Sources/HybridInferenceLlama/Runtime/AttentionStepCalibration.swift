@@ -171,7 +171,7 @@ enum AttentionStepCalibration {
   /// many repetitions each depth gets: `wantsAnotherPair` (tests lower both limits).
   static func measure(
     model: LlamaModel, shape: AttentionCalibrationGraph.Shape, depths: [Int], threads: Int, batchSize: Int,
-    pages: HugePageCollapse.Scope = .none, slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
+    pages: Bool = false, slowestStep: Double = maximumStepSeconds, budget: Double = timeBudget
   ) -> Result<AttentionCalibration.Timings, AttentionCalibration.Failure> {
     guard let deepest = depths.max(), depths.allSatisfy({ $0 >= 0 && $0 < 1 << 20 }) else {
       return .failure(.init(reason: "no depth to measure"))
@@ -247,8 +247,8 @@ enum AttentionStepCalibration {
     let cells: Int
     let batchSize: Int
     var contexts: [OpaquePointer] = []
-    /// Per context, its buffers moved to 2 MiB pages as the library's own
-    /// contexts' are (`HugePageCollapse`); each outlives its context.
+    /// Per context, the weights moved to 2 MiB pages as the library's own
+    /// contexts move them (`HugePageCollapse`); each outlives its context.
     let pages: [HugePageCollapse]
     /// Per context, the state of one decoded cell.
     var oneCell: [[UInt8]] = []
@@ -259,9 +259,9 @@ enum AttentionStepCalibration {
     var batch = llama_batch_init(1, 0, 1)
     let token: llama_token
 
-    init(model: LlamaModel, threads: Int, cells: Int, batchSize: Int, pages: HugePageCollapse.Scope) {
+    init(model: LlamaModel, threads: Int, cells: Int, batchSize: Int, pages: Bool) {
       (self.model, self.threads, self.cells, self.batchSize) = (model, threads, cells, batchSize)
-      self.pages = [HugePageCollapse(scope: pages), HugePageCollapse(scope: pages)]
+      self.pages = [HugePageCollapse(isEnabled: pages), HugePageCollapse(isEnabled: pages)]
       let vocab = llama_model_get_vocab(model.pointer)
       let bos = llama_vocab_bos(vocab)
       token = bos >= 0 && bos < llama_vocab_n_tokens(vocab) ? bos : 0

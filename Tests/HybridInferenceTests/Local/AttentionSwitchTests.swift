@@ -26,7 +26,7 @@ final class AttentionSwitchTests: XCTestCase {
     let loaded = try await model.loadedModel(progress: nil)
     let key = AttentionCalibrationStore.Key(
       model: loaded.fingerprint, shape: try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded)), threads: 2,
-      depths: AttentionCalibration.depths(contextSize: contextSize), pages: model.memoryPlan(for: loaded).collapse)
+      depths: AttentionCalibration.depths(contextSize: contextSize), pages: loaded.weightsInMemory)
     AttentionCalibrationStore.store(
       AttentionCalibration.Verdict(flash: true, reason: "on below depth 60, off from it", offFromDepth: 60), key: key,
       directory: directory)

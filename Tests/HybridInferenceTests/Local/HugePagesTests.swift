@@ -9,83 +9,85 @@ import XCTest
 /// `HugePages.collapse` against this kernel: anonymous memory moves onto
 /// 2 MiB pages (read back from /proc/self/smaps), a mapped file and a range
 /// without an aligned 2 MiB do not, and nothing traps.
-final class HugePagesTests: XCTestCase {
-  /// The machine type CI runs on (Linux 6.18) collapses on request; a CI
-  /// host that cannot would run every model on 4 KiB pages unnoticed.
-  func testThisKernel_collapsesOnRequest_underCI() {
-    guard ProcessInfo.processInfo.environment["CI"] == "true" else { return }
-    XCTAssertTrue(HugePages.collapseWorks, "MADV_COLLAPSE refused on the CI machine")
-  }
-
-  func testWrittenAnonymousMemory_movesOntoHugePages() throws {
-    let length = 8 << 20
-    let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
-    XCTAssertNotEqual(mapped, MAP_FAILED)
-    defer { munmap(mapped, length) }
-    memset(mapped, 7, length)
-    let moved = try XCTUnwrap(HugePages.collapse(mapped, size: length), "8 MiB holds an aligned 2 MiB")
-    guard HugePages.collapseWorks else {
-      XCTAssertEqual(moved, 0)
-      return
+#if os(Linux)
+  final class HugePagesTests: XCTestCase {
+    /// The machine type CI runs on (Linux 6.18) collapses on request; a CI
+    /// host that cannot would run every model on 4 KiB pages unnoticed.
+    func testThisKernel_collapsesOnRequest_underCI() {
+      guard ProcessInfo.processInfo.environment["CI"] == "true" else { return }
+      XCTAssertTrue(HugePages.collapseWorks, "MADV_COLLAPSE refused on the CI machine")
     }
-    XCTAssertGreaterThanOrEqual(moved, 6 << 20)
-    XCTAssertEqual(moved % HugePages.size, 0)
-    XCTAssertGreaterThanOrEqual(try anonHugeKiB(at: mapped), moved >> 10, "smaps shows the huge pages")
-    // The bytes are the same bytes.
-    let bytes = mapped.assumingMemoryBound(to: UInt8.self)
-    XCTAssertTrue((0..<length).allSatisfy { bytes[$0] == 7 })
-  }
 
-  func testARangeWithoutAnAligned2MiB_movesNothing() throws {
-    let length = 4 << 20
-    let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
-    defer { munmap(mapped, length) }
-    let aligned = (UInt(bitPattern: mapped) + UInt(HugePages.size) - 1) & ~UInt(HugePages.size - 1)
-    let start = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: aligned + 4096))
-    XCTAssertNil(HugePages.collapse(start, size: HugePages.size - 8192))
-    XCTAssertNil(HugePages.collapse(mapped, size: 0))
-    XCTAssertNil(HugePages.collapse(mapped, size: -1))
-    let top = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: UInt.max - 4095))
-    XCTAssertNil(HugePages.collapse(top, size: 16 << 20), "an end past the address space")
-  }
-
-  /// A mapped file is the page cache's: refused on this machine type's
-  /// filesystem (the library maps weights it leaves mapped, and asks only
-  /// for the KV cache then); a kernel with read-only file THP may move it.
-  /// Either way the bytes read the same.
-  func testAMappedFile_readsTheSameBytes_movedOrNot() throws {
-    let path = try LocalTestModels.require(LocalTestModels.defaultPath)
-    let descriptor = open(path, O_RDONLY)
-    XCTAssertGreaterThanOrEqual(descriptor, 0)
-    defer { close(descriptor) }
-    let length = 8 << 20
-    let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, 0))
-    XCTAssertNotEqual(mapped, MAP_FAILED)
-    defer { munmap(mapped, length) }
-    let sum = { (0..<length).reduce(0) { $0 &+ Int(mapped.load(fromByteOffset: $1, as: UInt8.self)) } }
-    let before = sum()
-    let moved = try XCTUnwrap(HugePages.collapse(mapped, size: length))
-    XCTAssertTrue(moved == 0 || (moved % HugePages.size == 0 && moved <= length), "\(moved)")
-    XCTAssertEqual(sum(), before)
-  }
-
-  /// AnonHugePages of the /proc/self/smaps entry that holds `address`, in KiB.
-  private func anonHugeKiB(at address: UnsafeMutableRawPointer) throws -> Int {
-    // Read, not sized: /proc files report a size of 0.
-    let handle = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/smaps"))
-    defer { try? handle.close() }
-    let smaps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-    let target = UInt(bitPattern: address)
-    var inside = false
-    for line in smaps.split(separator: "\n") {
-      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-      if let range = fields.first, range.contains("-"), !range.hasSuffix(":") {
-        let bounds = range.split(separator: "-").compactMap { UInt($0, radix: 16) }
-        inside = bounds.count == 2 && bounds[0] <= target && target < bounds[1]
-      } else if inside, fields.first == "AnonHugePages:", fields.count >= 2, let kib = Int(fields[1]) {
-        return kib
+    func testWrittenAnonymousMemory_movesOntoHugePages() throws {
+      let length = 8 << 20
+      let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+      XCTAssertNotEqual(mapped, MAP_FAILED)
+      defer { munmap(mapped, length) }
+      memset(mapped, 7, length)
+      let moved = try XCTUnwrap(HugePages.collapse(mapped, size: length), "8 MiB holds an aligned 2 MiB")
+      guard HugePages.collapseWorks else {
+        XCTAssertEqual(moved, 0)
+        return
       }
+      XCTAssertGreaterThanOrEqual(moved, 6 << 20)
+      XCTAssertEqual(moved % HugePages.size, 0)
+      XCTAssertGreaterThanOrEqual(try anonHugeKiB(at: mapped), moved >> 10, "smaps shows the huge pages")
+      // The bytes are the same bytes.
+      let bytes = mapped.assumingMemoryBound(to: UInt8.self)
+      XCTAssertTrue((0..<length).allSatisfy { bytes[$0] == 7 })
     }
-    return 0
+
+    func testARangeWithoutAnAligned2MiB_movesNothing() throws {
+      let length = 4 << 20
+      let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+      defer { munmap(mapped, length) }
+      let aligned = (UInt(bitPattern: mapped) + UInt(HugePages.size) - 1) & ~UInt(HugePages.size - 1)
+      let start = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: aligned + 4096))
+      XCTAssertNil(HugePages.collapse(start, size: HugePages.size - 8192))
+      XCTAssertNil(HugePages.collapse(mapped, size: 0))
+      XCTAssertNil(HugePages.collapse(mapped, size: -1))
+      let top = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: UInt.max - 4095))
+      XCTAssertNil(HugePages.collapse(top, size: 16 << 20), "an end past the address space")
+    }
+
+    /// A mapped file is the page cache's: refused on this machine type's
+    /// filesystem (the library maps weights it leaves mapped, and asks only
+    /// for the KV cache then); a kernel with read-only file THP may move it.
+    /// Either way the bytes read the same.
+    func testAMappedFile_readsTheSameBytes_movedOrNot() throws {
+      let path = try LocalTestModels.require(LocalTestModels.defaultPath)
+      let descriptor = open(path, O_RDONLY)
+      XCTAssertGreaterThanOrEqual(descriptor, 0)
+      defer { close(descriptor) }
+      let length = 8 << 20
+      let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, 0))
+      XCTAssertNotEqual(mapped, MAP_FAILED)
+      defer { munmap(mapped, length) }
+      let sum = { (0..<length).reduce(0) { $0 &+ Int(mapped.load(fromByteOffset: $1, as: UInt8.self)) } }
+      let before = sum()
+      let moved = try XCTUnwrap(HugePages.collapse(mapped, size: length))
+      XCTAssertTrue(moved == 0 || (moved % HugePages.size == 0 && moved <= length), "\(moved)")
+      XCTAssertEqual(sum(), before)
+    }
+
+    /// AnonHugePages of the /proc/self/smaps entry that holds `address`, in KiB.
+    private func anonHugeKiB(at address: UnsafeMutableRawPointer) throws -> Int {
+      // Read, not sized: /proc files report a size of 0.
+      let handle = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/smaps"))
+      defer { try? handle.close() }
+      let smaps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+      let target = UInt(bitPattern: address)
+      var inside = false
+      for line in smaps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if let range = fields.first, range.contains("-"), !range.hasSuffix(":") {
+          let bounds = range.split(separator: "-").compactMap { UInt($0, radix: 16) }
+          inside = bounds.count == 2 && bounds[0] <= target && target < bounds[1]
+        } else if inside, fields.first == "AnonHugePages:", fields.count >= 2, let kib = Int(fields[1]) {
+          return kib
+        }
+      }
+      return 0
+    }
   }
-}
+#endif

@@ -2,54 +2,48 @@ import XCTest
 
 @testable import HybridInferenceLlama
 
-/// `ModelMemory` decided from injected facts: kernels, limits and model sizes
-/// this machine does not have.
+/// `ModelMemory` decided from injected facts: kernels, limits, model sizes
+/// and builds this machine does not have.
 final class MemoryPlanTests: XCTestCase {
   private let gib = 1 << 30
 
-  private func plan(_ memory: ModelMemory, file: Int, limit: Int?, collapse: Bool = true) -> MemoryPlan {
-    MemoryPlan.decide(memory, facts: .init(fileSize: file, memoryLimit: limit, collapseWorks: collapse))
+  private func plan(
+    _ memory: ModelMemory, file: Int, limit: Int?, collapse: Bool = true, gpu: Bool = false
+  ) -> MemoryPlan {
+    MemoryPlan.decide(
+      memory, facts: .init(fileSize: file, memoryLimit: limit, collapseWorks: collapse, offloadsToGPU: gpu))
   }
 
-  func testAutomatic_readsASmallModelIn_andMovesEverything() {
-    let small = plan(.automatic, file: 100 << 20, limit: 24 * gib)
-    XCTAssertTrue(small.weightsInMemory)
-    XCTAssertEqual(small.collapse, .weightsAndCache)
+  func testAutomatic_readsASmallModelIn() {
+    XCTAssertTrue(plan(.automatic, file: 100 << 20, limit: 24 * gib).weightsInMemory)
   }
 
-  func testAutomatic_mapsAModelOverAQuarterOfMemory_butStillMovesTheCache() {
+  func testAutomatic_mapsAModelOverAQuarterOfMemory() {
     let limit = 8 * gib
     XCTAssertTrue(plan(.automatic, file: limit / 4, limit: limit).weightsInMemory, "a quarter exactly is read in")
     let large = plan(.automatic, file: limit / 4 + 1, limit: limit)
     XCTAssertFalse(large.weightsInMemory)
-    XCTAssertEqual(large.collapse, .cache)
     XCTAssertTrue(large.reason.contains("quarter"), large.reason)
   }
 
   func testAutomatic_withMemoryUnknown_mapsTheWeights() {
-    let unknown = plan(.automatic, file: 1 << 20, limit: nil)
-    XCTAssertFalse(unknown.weightsInMemory)
-    XCTAssertEqual(unknown.collapse, .cache)
+    XCTAssertFalse(plan(.automatic, file: 1 << 20, limit: nil).weightsInMemory)
   }
 
-  func testAKernelThatCannotCollapse_leavesLlamaCppsDefault_whateverWasAsked() {
+  func testAKernelThatCannotCollapse_orAGPUBuild_leavesLlamaCppsDefault_whateverWasAsked() {
     for memory in [ModelMemory.automatic, .hugePages, .mapped] {
-      let refused = plan(memory, file: 1 << 20, limit: 24 * gib, collapse: false)
-      XCTAssertFalse(refused.weightsInMemory, "\(memory)")
-      XCTAssertEqual(refused.collapse, HugePageCollapse.Scope.none, "\(memory)")
+      XCTAssertFalse(plan(memory, file: 1 << 20, limit: 24 * gib, collapse: false).weightsInMemory, "\(memory)")
+      XCTAssertFalse(plan(memory, file: 1 << 20, limit: 24 * gib, gpu: true).weightsInMemory, "\(memory)")
     }
   }
 
-  func testHugePages_isTakenAtItsWord_evenForALargeModel() {
-    let forced = plan(.hugePages, file: 20 * gib, limit: 24 * gib)
-    XCTAssertTrue(forced.weightsInMemory)
-    XCTAssertEqual(forced.collapse, .weightsAndCache)
+  func testHugePages_isTakenAtItsWord_evenForALargeModelOrUnknownMemory() {
+    XCTAssertTrue(plan(.hugePages, file: 20 * gib, limit: 24 * gib).weightsInMemory)
+    XCTAssertTrue(plan(.hugePages, file: 1 << 20, limit: nil).weightsInMemory)
   }
 
   func testMapped_asksNothingOfTheKernel() {
-    let mapped = plan(.mapped, file: 1 << 20, limit: 24 * gib)
-    XCTAssertFalse(mapped.weightsInMemory)
-    XCTAssertEqual(mapped.collapse, HugePageCollapse.Scope.none)
+    XCTAssertFalse(plan(.mapped, file: 1 << 20, limit: 24 * gib).weightsInMemory)
   }
 
   func testACgroupLimit_isReadAsBytes_andMaxAsNone() {
@@ -60,9 +54,27 @@ final class MemoryPlanTests: XCTestCase {
     }
   }
 
-  func testTheMemoryLimit_isAtMostThePhysicalMemory() throws {
-    let limit = try XCTUnwrap(HugePages.memoryLimit())
-    XCTAssertGreaterThan(limit, 0)
-    XCTAssertLessThanOrEqual(limit, Int(clamping: ProcessInfo.processInfo.physicalMemory))
+  /// The lowest `memory.max` from the process's cgroup up to the root.
+  func testTheCgroupLimit_isTheLowestFromTheLeafToTheRoot() throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let leaf = root.appendingPathComponent("kubepods/pod1/app")
+    try FileManager.default.createDirectory(at: leaf, withIntermediateDirectories: true)
+    try "max\n".write(to: leaf.appendingPathComponent("memory.max"), atomically: true, encoding: .utf8)
+    try "2147483648\n".write(
+      to: root.appendingPathComponent("kubepods/pod1/memory.max"), atomically: true, encoding: .utf8)
+    try "8589934592\n".write(
+      to: root.appendingPathComponent("kubepods/memory.max"), atomically: true, encoding: .utf8)
+    let limit = HugePages.cgroupLimit(root: root.path, membership: "0::/kubepods/pod1/app\n")
+    XCTAssertEqual(limit, 2 * gib, "the pod's limit binds the unlimited leaf")
+    XCTAssertNil(HugePages.cgroupLimit(root: root.path, membership: "0::/elsewhere\n"))
+    XCTAssertNil(
+      HugePages.cgroupLimit(root: root.path, membership: "0::/kubepods/../../etc\n"), "a climbing path is not followed")
+    XCTAssertNil(HugePages.cgroupLimit(root: root.path, membership: nil))
+  }
+
+  func testACollapseThatComputedNothing_reportsNothing_andStaysOpen() {
+    XCTAssertNil(HugePageCollapse(isEnabled: true).finish(), "no node visited")
+    XCTAssertNil(HugePageCollapse(isEnabled: false).finish())
   }
 }

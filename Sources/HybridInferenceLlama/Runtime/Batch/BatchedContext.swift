@@ -37,7 +37,7 @@ final class BatchedContext: @unchecked Sendable {
     /// starts with, and the depth past which it is made without the kernel
     /// (what llama.cpp has now is `BatchedContext.attention`).
     var flashAttention: AttentionChoice.Decision
-    /// Weights read in or mapped, and which buffers move to 2 MiB pages.
+    /// Weights read in and moved to 2 MiB pages, or mapped.
     var memory = MemoryPlan.mapped("llama.cpp's default")
   }
 
@@ -92,8 +92,8 @@ final class BatchedContext: @unchecked Sendable {
   /// decision's, and off past its switch depth (`WindowGrowth`). Under
   /// `creation`, like `cells`.
   var attention: llama_flash_attn_type
-  /// Moves each llama context's weights and KV cache to 2 MiB pages on its
-  /// first step (`settings.memory`); reset whenever the context is made again.
+  /// Moves the model's weights to 2 MiB pages on the first step
+  /// (`settings.memory`); reset whenever the context is made again.
   let hugePages: HugePageCollapse
   /// True once making the window again (larger or smaller) failed (no
   /// memory): it stays as it is from then on.
@@ -127,7 +127,7 @@ final class BatchedContext: @unchecked Sendable {
       ? []
       : settings.flashAttention.types.map { ($0, PromptCacheKey(model: model.fingerprint, flashAttention: $0)) }
     self.attention = settings.flashAttention.type
-    self.hugePages = HugePageCollapse(scope: settings.memory.collapse)
+    self.hugePages = HugePageCollapse(isEnabled: settings.memory.weightsInMemory)
     self.cells = min(Self.window(of: settings), Self.initialCells)
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
@@ -297,13 +297,18 @@ final class BatchedContext: @unchecked Sendable {
     return context
   }
 
-  /// Logs what a context's first step moved to 2 MiB pages, beside why.
+  /// Logs what a context's first step moved to 2 MiB pages, beside why;
+  /// nothing when it moved nothing new (a context made again).
   func logMemory(_ moved: HugePageCollapse.Report) {
+    guard moved.bytes > 0 || moved.refused > 0 else { return }
     let refused = moved.refused == 0 ? "" : ", \(moved.refused) buffer(s) the kernel kept on 4 KiB pages"
+    let milliseconds = moved.time.components.seconds * 1000 + moved.time.components.attoseconds / 1_000_000_000_000_000
     LlamaBackend.logSink.current.log(
       LogRecord(
         level: .info, category: .local,
-        message: "memory: \(settings.memory.reason); \(moved.bytes >> 20) MiB moved to 2 MiB pages\(refused)"))
+        message:
+          "memory: \(settings.memory.reason); \(moved.bytes >> 20) MiB moved to 2 MiB pages in \(milliseconds) ms\(refused)"
+      ))
   }
 
   /// Installs (or removes) llama.cpp's abort callback, which lets a step stop

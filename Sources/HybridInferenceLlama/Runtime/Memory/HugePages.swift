@@ -66,20 +66,27 @@ enum HugePages {
     return limits.min()
   }
 
-  /// `memory.max` of this process's cgroup (v2), nil when unlimited or unreadable.
-  static func cgroupLimit() -> Int? {
-    var candidates = ["/sys/fs/cgroup/memory.max"]
-    if let membership = smallFile("/proc/self/cgroup"),
-      let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") })
-    {
-      let path = line.dropFirst(3).trimmingCharacters(in: .whitespaces)
-      if path != "/", !path.contains("..") { candidates.insert("/sys/fs/cgroup\(path)/memory.max", at: 0) }
+  /// The lowest `memory.max` from this process's cgroup (v2) up to the root
+  /// (a limit on a parent, such as a pod's or a slice's, binds too); nil when
+  /// none is set or readable. `root` and `membership` are for tests.
+  static func cgroupLimit(
+    root: String = "/sys/fs/cgroup", membership: String? = smallFile("/proc/self/cgroup")
+  ) -> Int? {
+    var path = ""
+    if let line = membership?.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) {
+      path = line.dropFirst(3).trimmingCharacters(in: .whitespaces)
     }
-    for candidate in candidates {
-      guard let text = smallFile(candidate) else { continue }
-      return parseLimit(text)
+    // Leaf to root; a path that climbs (`..`) is not followed.
+    var components = path.split(separator: "/").map(String.init)
+    if components.contains("..") { components = [] }
+    var limits: [Int] = []
+    while true {
+      let directory = ([root] + components).joined(separator: "/")
+      if let text = smallFile(directory + "/memory.max"), let limit = parseLimit(text) { limits.append(limit) }
+      guard !components.isEmpty else { break }
+      components.removeLast()
     }
-    return nil
+    return limits.min()
   }
 
   /// A `memory.max` value: bytes, or nil for "max" and anything else.
@@ -90,7 +97,7 @@ enum HugePages {
   }
 
   /// The first 4 KiB of a small kernel file, as text.
-  private static func smallFile(_ path: String) -> String? {
+  static func smallFile(_ path: String) -> String? {
     guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
     defer { try? handle.close() }
     guard let data = try? handle.read(upToCount: 4096) else { return nil }

@@ -1,15 +1,16 @@
-/// What `ModelMemory` comes to for one model file on this machine: whether
-/// llama.cpp reads the weights in or maps them, and which of a context's
-/// buffers move to 2 MiB pages (`HugePageCollapse`).
+import CLlama
+
+/// What `ModelMemory` comes to for one model file on this machine: the
+/// weights read in and moved to 2 MiB pages (`HugePageCollapse`), or mapped
+/// from the file as llama.cpp does by default.
 ///
 /// Decided from facts passed in (`Facts`), so that the rule is tested on
 /// machines this one is not: a kernel without `MADV_COLLAPSE`, a cgroup limit,
-/// a model larger than a quarter of memory.
+/// a model larger than a quarter of memory, a GPU build.
 struct MemoryPlan: Equatable, Sendable {
-  /// Read into the process (`LLAMA_LOAD_MODE_NONE`) rather than mapped.
+  /// Read into the process (`LLAMA_LOAD_MODE_NONE`) and moved to 2 MiB
+  /// pages, rather than mapped.
   var weightsInMemory: Bool
-  /// Which buffers a context's first decode moves to 2 MiB pages.
-  var collapse: HugePageCollapse.Scope
   /// Why, for the log.
   var reason: String
 
@@ -23,39 +24,42 @@ struct MemoryPlan: Equatable, Sendable {
     /// Whether the kernel moves memory onto huge pages on request
     /// (`HugePages.collapseWorks`).
     var collapseWorks: Bool
+    /// Whether llama.cpp was built for a GPU, where the weights live in the
+    /// device's memory, not pages of this process.
+    var offloadsToGPU = false
 
     /// The facts for a file of `fileSize` bytes on this machine.
     static func current(fileSize: Int) -> Facts {
-      Facts(fileSize: fileSize, memoryLimit: HugePages.memoryLimit(), collapseWorks: HugePages.collapseWorks)
+      LlamaBackend.ensureInitialized()
+      return Facts(
+        fileSize: fileSize, memoryLimit: HugePages.memoryLimit(), collapseWorks: HugePages.collapseWorks,
+        offloadsToGPU: LlamaBackend.inFlight.tracked { llama_supports_gpu_offload() })
     }
   }
 
-  /// llama.cpp's default: mapped weights, nothing collapsed.
+  static let readIn = MemoryPlan(weightsInMemory: true, reason: "weights read in, on 2 MiB pages")
+
+  /// llama.cpp's default: mapped weights, nothing asked of the kernel.
   static func mapped(_ reason: String) -> MemoryPlan {
-    MemoryPlan(weightsInMemory: false, collapse: .none, reason: reason)
+    MemoryPlan(weightsInMemory: false, reason: reason)
   }
 
   static func decide(_ memory: ModelMemory, facts: Facts) -> MemoryPlan {
-    let inMemory = MemoryPlan(
-      weightsInMemory: true, collapse: .weightsAndCache, reason: "weights read in, weights and KV cache on 2 MiB pages")
-    switch memory {
-    case .mapped:
-      return .mapped("weights mapped from the file (asked for)")
-    case .hugePages:
-      return facts.collapseWorks ? inMemory : .mapped("weights mapped: this kernel does not collapse pages on request")
-    case .automatic:
-      guard facts.collapseWorks else {
-        return .mapped("weights mapped: this kernel does not collapse pages on request")
-      }
-      // A quarter of memory at most: weights read in cannot be dropped under
-      // memory pressure as mapped ones can.
-      guard let limit = facts.memoryLimit, facts.fileSize <= limit / 4 else {
-        return MemoryPlan(
-          weightsInMemory: false, collapse: .cache,
-          reason: "weights mapped (the file is over a quarter of memory, or memory is unknown), KV cache on 2 MiB pages"
-        )
-      }
-      return inMemory
+    if memory == .mapped { return .mapped("weights mapped from the file (asked for)") }
+    if facts.offloadsToGPU { return .mapped("weights mapped: llama.cpp offloads to a GPU") }
+    guard facts.collapseWorks else { return .mapped("weights mapped: this kernel does not collapse pages on request") }
+    // A quarter of memory at most: weights read in cannot be dropped under
+    // memory pressure as mapped ones can.
+    if memory == .automatic, facts.memoryLimit.map({ facts.fileSize > $0 / 4 }) ?? true {
+      return .mapped("weights mapped: the file is over a quarter of memory, or memory is unknown")
     }
+    return .readIn
+  }
+
+  /// The plan for a model loaded already: how its weights really were
+  /// loaded (the facts, read again for each context, may have changed since
+  /// the load, such as a cgroup's limit).
+  static func loaded(_ model: LlamaModel) -> MemoryPlan {
+    model.weightsInMemory ? .readIn : .mapped("weights mapped from the file")
   }
 }
