@@ -9,10 +9,12 @@
 /// streamed decode about 4% faster with its weights on them (RESULTS.md §1d).
 ///
 /// The pages are asked for after the fact, with `madvise(MADV_COLLAPSE)`
-/// (Linux 6.1 and later), on the first decode of the model's first context:
-/// the kernel copies each 2 MiB-aligned part of the weights onto a huge page
-/// whatever its transparent-huge-page setting. That costs the first request
-/// once per model (SmolLM2's 90 MiB took 170-330 ms on that 2-core VM); the
+/// (Linux 6.1 and later), on the model's first decode: the kernel copies
+/// each 2 MiB-aligned part of the weights onto a huge page whatever its
+/// transparent-huge-page setting. That costs once per model (SmolLM2's
+/// 90 MiB took 170-330 ms on that 2-core VM): in `prepare()` where the
+/// flash-attention calibration runs there (`FlashAttention.automatic` on
+/// the CPU, outside its time budget), else in the first request; the
 /// KV cache is left on 4 KiB pages, since a context is made anew as its
 /// conversations grow and each would pay the copy again. A kernel that
 /// cannot leaves the memory as it is, and the log says what moved (`.info`,

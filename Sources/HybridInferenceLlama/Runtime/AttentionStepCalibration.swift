@@ -213,7 +213,8 @@ enum AttentionStepCalibration {
         while round == 0
           || wantsAnotherPair(
             cell, planned: planned, deciding: deciding,
-            elapsed: Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9, budget: budget)
+            elapsed: Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9 - steps.movingSeconds,
+            budget: budget)
         {
           defer { round += 1 }
           // Alternating which goes first, so a slow moment does not always fall on one setting.
@@ -250,6 +251,12 @@ enum AttentionStepCalibration {
     /// Per context, the weights moved to 2 MiB pages as the library's own
     /// contexts move them (`HugePageCollapse`); each outlives its context.
     let pages: [HugePageCollapse]
+    /// Time the first steps spent moving the weights to 2 MiB pages, which
+    /// the time budget does not count.
+    var moving = Duration.zero
+    var movingSeconds: Double {
+      Double(moving.components.seconds) + Double(moving.components.attoseconds) / 1e18
+    }
     /// Per context, the state of one decoded cell.
     var oneCell: [[UInt8]] = []
     /// The cells sequence 0 holds in both contexts.
@@ -316,7 +323,8 @@ enum AttentionStepCalibration {
     private mutating func decodeOneCell() throws(AttentionCalibration.Failure) {
       for (context, pages) in zip(contexts, pages) {
         _ = try decode(context, at: 0)
-        _ = pages.finish()  // not timed: the pages move on this first step
+        // Not a timed step: the weights move on it, outside the time budget too.
+        moving += pages.finish()?.time ?? .zero
         let size = llama_state_seq_get_size(context, 0)
         guard size > 0, size <= 1 << 26 else { throw .init(reason: "a one-token state of \(size) bytes") }
         var one = [UInt8](repeating: 0, count: size)

@@ -307,7 +307,7 @@ final class BatchedContext: @unchecked Sendable {
       LogRecord(
         level: .info, category: .local,
         message:
-          "memory: \(settings.memory.reason); \(moved.bytes >> 20) MiB moved to 2 MiB pages in \(milliseconds) ms\(refused)"
+          "memory: \(settings.memory.reason); \(moved.bytes >> 20) MiB on 2 MiB pages (madvise \(milliseconds) ms)\(refused)"
       ))
   }
 
