@@ -6,7 +6,8 @@
 /// for every 2 MiB. On a 2-core AMD EPYC, llama.cpp's own llama-bench decoded
 /// SmolLM2 3.7-6.8% faster with its memory on 2 MiB pages than with its
 /// default, weights mapped from the file on 4 KiB pages, and the library's
-/// streamed decode about 4% faster with its weights on them (RESULTS.md §1d).
+/// streamed decode 1-6% faster with its weights on them (two paired runs,
+/// RESULTS.md §1d).
 ///
 /// The pages are asked for after the fact, with `madvise(MADV_COLLAPSE)`
 /// (Linux 6.1 and later), on the model's first decode: the kernel copies

@@ -49,7 +49,8 @@ package enum AttentionCalibrationProbe {
     let start = ContinuousClock.now
     let measured = try await ComputeLane.run(threads: threads) {
       wholeSteps
-        ? AttentionStepCalibration.measure(model: model, shape: shape, depths: depths, threads: threads, batchSize: 512)
+        ? AttentionStepCalibration.measure(
+          model: model, shape: shape, depths: depths, threads: threads, batchSize: 512, pages: model.weightsInMemory)
         : AttentionCalibrationGraph.measure(shape: shape, depths: depths, threads: threads, evictBytes: evict)
     }
     let elapsed = ContinuousClock.now - start

@@ -268,7 +268,8 @@ enum AttentionStepCalibration {
 
     init(model: LlamaModel, threads: Int, cells: Int, batchSize: Int, pages: Bool) {
       (self.model, self.threads, self.cells, self.batchSize) = (model, threads, cells, batchSize)
-      self.pages = [HugePageCollapse(isEnabled: pages), HugePageCollapse(isEnabled: pages)]
+      let weights = pages ? model.weightPages : nil
+      self.pages = [HugePageCollapse(weights: weights), HugePageCollapse(weights: weights)]
       let vocab = llama_model_get_vocab(model.pointer)
       let bos = llama_vocab_bos(vocab)
       token = bos >= 0 && bos < llama_vocab_n_tokens(vocab) ? bos : 0
@@ -324,7 +325,11 @@ enum AttentionStepCalibration {
       for (context, pages) in zip(contexts, pages) {
         _ = try decode(context, at: 0)
         // Not a timed step: the weights move on it, outside the time budget too.
-        moving += pages.finish()?.time ?? .zero
+        if let moved = pages.finish() {
+          moving += moved.time
+          HugePageCollapse.log(
+            moved, reason: "weights read in, on 2 MiB pages (moved by the flash-attention calibration)")
+        }
         let size = llama_state_seq_get_size(context, 0)
         guard size > 0, size <= 1 << 26 else { throw .init(reason: "a one-token state of \(size) bytes") }
         var one = [UInt8](repeating: 0, count: size)

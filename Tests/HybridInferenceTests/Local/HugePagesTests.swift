@@ -51,9 +51,9 @@ import XCTest
     }
 
     /// A mapped file is the page cache's: refused on this machine type's
-    /// filesystem (the library maps weights it leaves mapped, and asks only
-    /// for the KV cache then); a kernel with read-only file THP may move it.
-    /// Either way the bytes read the same.
+    /// filesystem (the library never advises weights it leaves mapped); a
+    /// kernel with read-only file THP may move it. Either way the bytes read
+    /// the same.
     func testAMappedFile_readsTheSameBytes_movedOrNot() throws {
       let path = try LocalTestModels.require(LocalTestModels.defaultPath)
       let descriptor = open(path, O_RDONLY)

@@ -74,7 +74,7 @@ final class MemoryPlanTests: XCTestCase {
   }
 
   func testACollapseThatComputedNothing_reportsNothing_andStaysOpen() {
-    XCTAssertNil(HugePageCollapse(isEnabled: true).finish(), "no node visited")
-    XCTAssertNil(HugePageCollapse(isEnabled: false).finish())
+    XCTAssertNil(HugePageCollapse(weights: WeightPages()).finish(), "no node visited")
+    XCTAssertNil(HugePageCollapse(weights: nil).finish())
   }
 }

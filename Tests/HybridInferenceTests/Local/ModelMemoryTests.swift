@@ -10,11 +10,13 @@ final class ModelMemoryTests: XCTestCase {
   private let greedy = HybridGenerationOptions.foundationModels(
     GenerationOptions(sampling: .greedy, maximumResponseTokens: 24))
 
-  private func answer(_ memory: ModelMemory, _ logs: LogRecorder) async throws -> (String, LocalSystemModel) {
+  private func answer(
+    _ memory: ModelMemory, _ logs: LogRecorder, path: String? = nil
+  ) async throws -> (String, LocalSystemModel) {
     LocalSystemModel.setLlamaLogHandler(logs.handler)
     defer { LocalSystemModel.setLlamaLogHandler(.silent) }
     let model = LocalSystemModel(
-      modelPath: try LocalTestModels.require(LocalTestModels.defaultPath), contextSize: 1024, threads: 2,
+      modelPath: try path ?? LocalTestModels.require(LocalTestModels.defaultPath), contextSize: 1024, threads: 2,
       flashAttention: .on, memory: memory)
     let session = GenerativeModelSession(model: model, logHandler: .silent)
     let reply = try await session.respond(to: "Name three colours of the sea.", options: greedy)
@@ -23,7 +25,12 @@ final class ModelMemoryTests: XCTestCase {
 
   func testHugePages_answersAsMapped_andMovesTheWeights() async throws {
     let (hugeLogs, mappedLogs) = (LogRecorder(), LogRecorder())
-    let (huge, hugeModel) = try await answer(.hugePages, hugeLogs)
+    // A copy is a model of its own (another file identity): loaded here, so
+    // its weights move in this test and nowhere before.
+    let copy = FileManager.default.temporaryDirectory.appendingPathComponent("memory-\(UUID().uuidString).gguf").path
+    try FileManager.default.copyItem(atPath: try LocalTestModels.require(LocalTestModels.defaultPath), toPath: copy)
+    defer { try? FileManager.default.removeItem(atPath: copy) }
+    let (huge, hugeModel) = try await answer(.hugePages, hugeLogs, path: copy)
     let (mapped, mappedModel) = try await answer(.mapped, mappedLogs)
     XCTAssertFalse(huge.isEmpty)
     XCTAssertEqual(huge, mapped, "the same weights, the same greedy answer")

@@ -127,7 +127,7 @@ final class BatchedContext: @unchecked Sendable {
       ? []
       : settings.flashAttention.types.map { ($0, PromptCacheKey(model: model.fingerprint, flashAttention: $0)) }
     self.attention = settings.flashAttention.type
-    self.hugePages = HugePageCollapse(isEnabled: settings.memory.weightsInMemory)
+    self.hugePages = HugePageCollapse(weights: settings.memory.weightsInMemory ? model.weightPages : nil)
     self.cells = min(Self.window(of: settings), Self.initialCells)
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]
@@ -295,20 +295,6 @@ final class BatchedContext: @unchecked Sendable {
       stateTag.withLock { $0 = tag }
     }
     return context
-  }
-
-  /// Logs what a context's first step moved to 2 MiB pages, beside why;
-  /// nothing when it moved nothing new (a context made again).
-  func logMemory(_ moved: HugePageCollapse.Report) {
-    guard moved.bytes > 0 || moved.refused > 0 else { return }
-    let refused = moved.refused == 0 ? "" : ", \(moved.refused) buffer(s) the kernel kept on 4 KiB pages"
-    let milliseconds = moved.time.components.seconds * 1000 + moved.time.components.attoseconds / 1_000_000_000_000_000
-    LlamaBackend.logSink.current.log(
-      LogRecord(
-        level: .info, category: .local,
-        message:
-          "memory: \(settings.memory.reason); \(moved.bytes >> 20) MiB on 2 MiB pages (madvise \(milliseconds) ms)\(refused)"
-      ))
   }
 
   /// Installs (or removes) llama.cpp's abort callback, which lets a step stop

@@ -1,4 +1,5 @@
 import CLlama
+import HybridInferenceCore
 import Synchronization
 
 /// Moves a model's weights onto 2 MiB pages (`HugePages.collapse`) on the
@@ -18,9 +19,10 @@ import Synchronization
 /// (ggml-backend.cpp, `ggml_backend_sched_compute_splits`); after `finish()`
 /// each node costs a call and one atomic load.
 ///
-/// One per `BatchedContext` (`reset()` when its llama context is made again;
-/// the weights it moved, which outlive that context, are not moved or
-/// counted twice) or per calibration context. Its address is the callback's
+/// One per `BatchedContext` (`reset()` when its llama context is made again)
+/// or per calibration context; the weights' buffers already moved are the
+/// model's to remember (`WeightPages`), so whichever context decodes first
+/// moves them and no other advises them again. Its address is the callback's
 /// user data, so it must outlive the llama context it was installed in.
 final class HugePageCollapse: Sendable {
   /// What one context's first step moved.
@@ -34,36 +36,34 @@ final class HugePageCollapse: Sendable {
   }
 
   private struct Found {
-    /// The weights' buffers met in any context of this owner.
-    var buffers: Set<UInt> = []
     /// Whether the current context computed anything yet.
     var visited = false
     var report = Report()
   }
 
-  /// Whether anything moves (`MemoryPlan.weightsInMemory`).
-  let isEnabled: Bool
+  /// The model's record of its weights' buffers moved so far; nil when
+  /// nothing moves (`MemoryPlan.weightsInMemory` false).
+  private let weights: WeightPages?
   private let finished = Atomic<Bool>(false)
   /// The buffers met so far. A mutex, not plain state: the callback runs on
   /// whichever thread decodes and `reset()` on the one that makes the context;
   /// the scheduler never lets the two overlap, but this does not rest on it.
   private let found = Mutex(Found())
 
-  init(isEnabled: Bool) {
-    self.isEnabled = isEnabled
+  init(weights: WeightPages?) {
+    self.weights = weights
   }
 
-  /// Installs the callback in `params` (nothing when not enabled).
+  /// Installs the callback in `params` (nothing when nothing moves).
   func install(in params: inout llama_context_params) {
-    guard isEnabled else { return }
+    guard weights != nil else { return }
     params.cb_eval = Self.callback
     params.cb_eval_user_data = Unmanaged.passUnretained(self).toOpaque()
   }
 
-  /// Starts over for a llama context made again; the weights already met
-  /// stay met.
+  /// Starts over for a llama context made again.
   func reset() {
-    found.withLock { $0 = Found(buffers: $0.buffers) }
+    found.withLock { $0 = Found() }
     finished.store(false, ordering: .releasing)
   }
 
@@ -71,7 +71,7 @@ final class HugePageCollapse: Sendable {
   /// first time, nil after. A decode that failed before computing a node
   /// leaves the search open for the next.
   func finish() -> Report? {
-    guard isEnabled, !finished.load(ordering: .acquiring) else { return nil }
+    guard weights != nil, !finished.load(ordering: .acquiring) else { return nil }
     return found.withLock { found -> Report? in
       guard found.visited else { return nil }
       finished.store(true, ordering: .releasing)
@@ -98,10 +98,9 @@ final class HugePageCollapse: Sendable {
   }
 
   private func visit(_ buffer: ggml_backend_buffer_t) {
-    guard ggml_backend_buffer_get_usage(buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS else { return }
-    let key = UInt(bitPattern: UnsafeRawPointer(buffer))
+    guard let weights, ggml_backend_buffer_get_usage(buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS else { return }
     found.withLock { found in
-      guard found.buffers.insert(key).inserted, Self.inCPUMemory(buffer),
+      guard weights.firstVisit(UInt(bitPattern: UnsafeRawPointer(buffer))), Self.inCPUMemory(buffer),
         let base = ggml_backend_buffer_get_base(buffer)
       else { return }
       let start = ContinuousClock.now
@@ -123,5 +122,29 @@ final class HugePageCollapse: Sendable {
     guard let type = ggml_backend_buffer_get_type(buffer) else { return false }
     guard let device = ggml_backend_buft_get_device(type) else { return ggml_backend_buft_is_host(type) }
     return ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU
+  }
+
+  /// Logs what a first step moved, beside why; nothing when it moved nothing
+  /// (the weights were moved by an earlier context).
+  static func log(_ moved: Report, reason: String) {
+    guard moved.bytes > 0 || moved.refused > 0 else { return }
+    let refused = moved.refused == 0 ? "" : ", \(moved.refused) buffer(s) the kernel kept on 4 KiB pages"
+    let milliseconds = moved.time.components.seconds * 1000 + moved.time.components.attoseconds / 1_000_000_000_000_000
+    LlamaBackend.logSink.current.log(
+      LogRecord(
+        level: .info, category: .local,
+        message: "memory: \(reason); \(moved.bytes >> 20) MiB on 2 MiB pages (madvise \(milliseconds) ms)\(refused)"))
+  }
+}
+
+/// The buffers of one model's weights already moved to 2 MiB pages (or
+/// refused), kept by `LlamaModel`, whose buffers' addresses live as long as
+/// it does. A mutex: contexts of one model decode on different threads.
+final class WeightPages: Sendable {
+  private let moved = Mutex<Set<UInt>>([])
+
+  /// True the first time `buffer` is seen.
+  func firstVisit(_ buffer: UInt) -> Bool {
+    moved.withLock { $0.insert(buffer).inserted }
   }
 }
