@@ -77,4 +77,35 @@ struct CGroupMemory: Equatable {
     else { return nil }
     return CGroupMemory(max: max, current: current)
   }
+
+  /// The lowest `memory.max` from this process's cgroup (v2) up to the root
+  /// (a limit on a parent, such as a pod's or a slice's, binds too); nil when
+  /// none is set or readable. `root` and `membership` are for tests.
+  static func lowestLimit(
+    root: String = "/sys/fs/cgroup",
+    membership: String? = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)
+  ) -> Int? {
+    var path = ""
+    if let line = membership?.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) {
+      path = line.dropFirst(3).trimmingCharacters(in: .whitespaces)
+    }
+    // Leaf to root; a path that climbs (`..`) is not followed.
+    var components = path.split(separator: "/").map(String.init)
+    if components.contains("..") { components = [] }
+    var limits: [Int] = []
+    while true {
+      let file = ([root] + components + ["memory.max"]).joined(separator: "/")
+      if let limit = (try? String(contentsOfFile: file, encoding: .utf8)).flatMap(parseLimit) { limits.append(limit) }
+      guard !components.isEmpty else { break }
+      components.removeLast()
+    }
+    return limits.min()
+  }
+
+  /// A `memory.max` value: bytes, or nil for "max" and anything else.
+  static func parseLimit(_ text: String) -> Int? {
+    let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard let bytes = Int(value), bytes > 0 else { return nil }
+    return bytes
+  }
 }

@@ -251,12 +251,9 @@ enum AttentionStepCalibration {
     /// Per context, the weights moved to 2 MiB pages as the library's own
     /// contexts move them (`HugePageCollapse`); each outlives its context.
     let pages: [HugePageCollapse]
-    /// Time the first steps spent moving the weights to 2 MiB pages, which
-    /// the time budget does not count.
-    var moving = Duration.zero
-    var movingSeconds: Double {
-      Double(moving.components.seconds) + Double(moving.components.attoseconds) / 1e18
-    }
+    /// Seconds the first steps spent moving the weights to 2 MiB pages,
+    /// which the time budget does not count.
+    var movingSeconds = 0.0
     /// Per context, the state of one decoded cell.
     var oneCell: [[UInt8]] = []
     /// The cells sequence 0 holds in both contexts.
@@ -326,7 +323,7 @@ enum AttentionStepCalibration {
         _ = try decode(context, at: 0)
         // Not a timed step: the weights move on it, outside the time budget too.
         if let moved = pages.finish() {
-          moving += moved.time
+          movingSeconds += moved.time / .seconds(1)
           HugePageCollapse.log(
             moved, reason: "weights read in, on 2 MiB pages (moved by the flash-attention calibration)")
         }

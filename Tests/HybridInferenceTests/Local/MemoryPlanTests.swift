@@ -47,10 +47,10 @@ final class MemoryPlanTests: XCTestCase {
   }
 
   func testACgroupLimit_isReadAsBytes_andMaxAsNone() {
-    XCTAssertEqual(HugePages.parseLimit("1073741824\n"), gib)
-    XCTAssertNil(HugePages.parseLimit("max\n"))
+    XCTAssertEqual(CGroupMemory.parseLimit("1073741824\n"), gib)
+    XCTAssertNil(CGroupMemory.parseLimit("max\n"))
     for hostile in ["", "0", "-5", "12abc", "99999999999999999999999", " \n"] {
-      XCTAssertNil(HugePages.parseLimit(hostile), hostile)
+      XCTAssertNil(CGroupMemory.parseLimit(hostile), hostile)
     }
   }
 
@@ -65,12 +65,13 @@ final class MemoryPlanTests: XCTestCase {
       to: root.appendingPathComponent("kubepods/pod1/memory.max"), atomically: true, encoding: .utf8)
     try "8589934592\n".write(
       to: root.appendingPathComponent("kubepods/memory.max"), atomically: true, encoding: .utf8)
-    let limit = HugePages.cgroupLimit(root: root.path, membership: "0::/kubepods/pod1/app\n")
+    let limit = CGroupMemory.lowestLimit(root: root.path, membership: "0::/kubepods/pod1/app\n")
     XCTAssertEqual(limit, 2 * gib, "the pod's limit binds the unlimited leaf")
-    XCTAssertNil(HugePages.cgroupLimit(root: root.path, membership: "0::/elsewhere\n"))
+    XCTAssertNil(CGroupMemory.lowestLimit(root: root.path, membership: "0::/elsewhere\n"))
     XCTAssertNil(
-      HugePages.cgroupLimit(root: root.path, membership: "0::/kubepods/../../etc\n"), "a climbing path is not followed")
-    XCTAssertNil(HugePages.cgroupLimit(root: root.path, membership: nil))
+      CGroupMemory.lowestLimit(root: root.path, membership: "0::/kubepods/../../etc\n"),
+      "a climbing path is not followed")
+    XCTAssertNil(CGroupMemory.lowestLimit(root: root.path, membership: nil))
   }
 
   func testACollapseThatComputedNothing_reportsNothing_andStaysOpen() {

@@ -129,7 +129,7 @@ final class HugePageCollapse: Sendable {
   static func log(_ moved: Report, reason: String) {
     guard moved.bytes > 0 || moved.refused > 0 else { return }
     let refused = moved.refused == 0 ? "" : ", \(moved.refused) buffer(s) the kernel kept on 4 KiB pages"
-    let milliseconds = moved.time.components.seconds * 1000 + moved.time.components.attoseconds / 1_000_000_000_000_000
+    let milliseconds = Int(moved.time / .milliseconds(1))
     LlamaBackend.logSink.current.log(
       LogRecord(
         level: .info, category: .local,

@@ -11,10 +11,14 @@ enum HugePages {
   /// The kernel's transparent huge page (`hpage_pmd_size`): 2 MiB on x86-64
   /// and on arm64 with 4 KiB pages; a range is collapsed in aligned pieces
   /// of this size.
-  static let size: Int =
-    smallFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").flatMap(parseLimit).flatMap {
-      $0 & ($0 - 1) == 0 ? $0 : nil  // a power of two, or the masks below mean nothing
-    } ?? 2 << 20
+  static let size: Int = {
+    let path = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    // A power of two, or the masks below mean nothing.
+    guard let bytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes > 0, bytes & (bytes - 1) == 0
+    else { return 2 << 20 }
+    return bytes
+  }()
 
   /// Whether this kernel collapses anonymous memory onto huge pages on
   /// request: probed once per process on two huge pages of memory of its
@@ -58,49 +62,11 @@ enum HugePages {
     private static func probe() -> Bool { false }
   #endif
 
-  /// The memory this process may use: the machine's physical memory, or its
-  /// cgroup v2 limit (`memory.max`) when that is lower; nil when neither is known.
+  /// The memory this process may use: the machine's physical memory, or the
+  /// lowest cgroup v2 limit over it (`CGroupMemory.lowestLimit`) when that is
+  /// lower; nil when neither is known.
   static func memoryLimit() -> Int? {
     let physical = Int(clamping: ProcessInfo.processInfo.physicalMemory)
-    let limits = [physical > 0 ? physical : nil, cgroupLimit()].compactMap { $0 }
-    return limits.min()
-  }
-
-  /// The lowest `memory.max` from this process's cgroup (v2) up to the root
-  /// (a limit on a parent, such as a pod's or a slice's, binds too); nil when
-  /// none is set or readable. `root` and `membership` are for tests.
-  static func cgroupLimit(
-    root: String = "/sys/fs/cgroup", membership: String? = smallFile("/proc/self/cgroup")
-  ) -> Int? {
-    var path = ""
-    if let line = membership?.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) {
-      path = line.dropFirst(3).trimmingCharacters(in: .whitespaces)
-    }
-    // Leaf to root; a path that climbs (`..`) is not followed.
-    var components = path.split(separator: "/").map(String.init)
-    if components.contains("..") { components = [] }
-    var limits: [Int] = []
-    while true {
-      let directory = ([root] + components).joined(separator: "/")
-      if let text = smallFile(directory + "/memory.max"), let limit = parseLimit(text) { limits.append(limit) }
-      guard !components.isEmpty else { break }
-      components.removeLast()
-    }
-    return limits.min()
-  }
-
-  /// A `memory.max` value: bytes, or nil for "max" and anything else.
-  static func parseLimit(_ text: String) -> Int? {
-    let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard let bytes = Int(value), bytes > 0 else { return nil }
-    return bytes
-  }
-
-  /// The first 4 KiB of a small kernel file, as text.
-  static func smallFile(_ path: String) -> String? {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-    defer { try? handle.close() }
-    guard let data = try? handle.read(upToCount: 4096) else { return nil }
-    return String(decoding: data, as: UTF8.self)
+    return [physical > 0 ? physical : nil, CGroupMemory.lowestLimit()].compactMap { $0 }.min()
   }
 }

@@ -44,8 +44,11 @@ struct MemoryPlan: Equatable, Sendable {
     MemoryPlan(weightsInMemory: false, reason: reason)
   }
 
-  static func decide(_ memory: ModelMemory, facts: Facts) -> MemoryPlan {
+  /// `facts` are gathered only when `memory` is not `.mapped`, which asks
+  /// nothing of the machine (the kernel probe included).
+  static func decide(_ memory: ModelMemory, facts gather: @autoclosure () -> Facts) -> MemoryPlan {
     if memory == .mapped { return .mapped("weights mapped from the file (asked for)") }
+    let facts = gather()
     if facts.offloadsToGPU { return .mapped("weights mapped: llama.cpp offloads to a GPU") }
     guard facts.collapseWorks else { return .mapped("weights mapped: this kernel does not collapse pages on request") }
     // A quarter of memory at most: weights read in cannot be dropped under
