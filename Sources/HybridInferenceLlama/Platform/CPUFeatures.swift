@@ -36,7 +36,7 @@ struct CPUFeatures: Sendable, Equatable {
 
   /// This machine's, read once: the CPU does not change while the process runs.
   static let current = CPUFeatures(
-    cpuinfo: (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "")
+    cpuinfo: KernelFile.read("/proc/cpuinfo") ?? "")
 
   /// Whether the kernel exposes Intel AMX (Sapphire Rapids and later).
   var hasAMX: Bool { flags.contains("amx_tile") || flags.contains("amx_int8") }

@@ -17,7 +17,7 @@ enum DeviceEligibility {
   /// what its cgroup still allows (`memory.max − memory.current`, cgroup v2),
   /// since a container's limit ends the process long before the host runs out.
   static func availableMemory() -> Int? {
-    let meminfo = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)
+    let meminfo = KernelFile.read("/proc/meminfo")
     let cgroup = CGroupMemory.current()
     return [meminfo.flatMap(memAvailable(meminfo:)), cgroup?.headroom].compactMap { $0 }.min()
   }
@@ -56,7 +56,7 @@ struct CGroupMemory: Equatable {
   /// This process's cgroup limit: v2 (`0::/path`, `memory.max`), else v1
   /// (`N:memory:/path`, `memory.limit_in_bytes`), as /proc/self/cgroup names it.
   static func current() -> CGroupMemory? {
-    guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8) else {
+    guard let membership = KernelFile.read("/proc/self/cgroup") else {
       return nil
     }
     let lines = membership.split(separator: "\n")
@@ -72,8 +72,8 @@ struct CGroupMemory: Equatable {
   }
 
   private static func read(_ directory: String, _ maxFile: String, _ currentFile: String) -> CGroupMemory? {
-    guard let max = try? String(contentsOfFile: directory + "/" + maxFile, encoding: .utf8),
-      let current = try? String(contentsOfFile: directory + "/" + currentFile, encoding: .utf8)
+    guard let max = KernelFile.read(directory + "/" + maxFile),
+      let current = KernelFile.read(directory + "/" + currentFile)
     else { return nil }
     return CGroupMemory(max: max, current: current)
   }
@@ -83,7 +83,7 @@ struct CGroupMemory: Equatable {
   /// none is set or readable. `root` and `membership` are for tests.
   static func lowestLimit(
     root: String = "/sys/fs/cgroup",
-    membership: String? = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)
+    membership: String? = KernelFile.read("/proc/self/cgroup")
   ) -> Int? {
     var path = ""
     if let line = membership?.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) {
@@ -95,7 +95,7 @@ struct CGroupMemory: Equatable {
     var limits: [Int] = []
     while true {
       let file = ([root] + components + ["memory.max"]).joined(separator: "/")
-      if let limit = (try? String(contentsOfFile: file, encoding: .utf8)).flatMap(parseLimit) { limits.append(limit) }
+      if let limit = KernelFile.read(file).flatMap(parseLimit) { limits.append(limit) }
       guard !components.isEmpty else { break }
       components.removeLast()
     }

@@ -59,7 +59,7 @@ struct PromptCacheKey: Sendable, Equatable {
   /// The file mapped at `address` (the shared library, or the executable
   /// when llama.cpp is linked in), from `/proc/self/maps`; nil elsewhere.
   private static func mappedFile(containing address: UInt) -> String? {
-    guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+    guard let maps = KernelFile.read("/proc/self/maps") else { return nil }
     for line in maps.split(separator: "\n") {
       let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
       let range = fields.first?.split(separator: "-") ?? []

@@ -175,7 +175,7 @@ struct AttentionCalibrationGraph {
   /// in a real step: the last-level cache (from sysfs, else 32 MiB), or the
   /// model's weights when those are smaller (they all stay cached then).
   static func evictBytes(modelBytes: Int) -> Int {
-    let text = try? String(contentsOfFile: "/sys/devices/system/cpu/cpu0/cache/index3/size", encoding: .utf8)
+    let text = KernelFile.read("/sys/devices/system/cpu/cpu0/cache/index3/size")
     let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     let cache: Int
     if trimmed.hasSuffix("K"), let kib = Int(trimmed.dropLast()), kib > 0, kib < 1 << 20 {

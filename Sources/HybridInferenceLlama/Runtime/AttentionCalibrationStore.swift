@@ -45,8 +45,10 @@ final class AttentionCalibrationStore: Sendable {
       text = [
         "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
-        // Weights on 2 MiB pages make every step faster (`ModelMemory`).
-        "weights on 2 MiB pages \(pages)",
+        // Weights and KV cache on 2 MiB pages make every step faster
+        // (`ModelMemory`); decisions timed with the KV cache on 4 KiB pages
+        // (before it moved too) are measured again.
+        "weights and KV cache on 2 MiB pages \(pages)",
         // Decisions of the attention-only calibration (before whole steps), of
         // whole steps under the 3% margin (before 5%) and of the weighted total
         // alone (before the worst depth too), and of one setting for every

@@ -249,8 +249,8 @@ enum AttentionStepCalibration {
     let batchSize: Int
     var contexts: [OpaquePointer] = []
     /// Per context, the weights moved to 2 MiB pages as the library's own
-    /// contexts move them (`HugePageCollapse`); each outlives its context.
-    let pages: [HugePageCollapse]
+    /// contexts move them (`HugePageMove`); each outlives its context.
+    let pages: [HugePageMove]
     /// Seconds the first steps spent moving the weights to 2 MiB pages,
     /// which the time budget does not count.
     var movingSeconds = 0.0
@@ -266,7 +266,7 @@ enum AttentionStepCalibration {
     init(model: LlamaModel, threads: Int, cells: Int, batchSize: Int, pages: Bool) {
       (self.model, self.threads, self.cells, self.batchSize) = (model, threads, cells, batchSize)
       let weights = pages ? model.weightPages : nil
-      self.pages = [HugePageCollapse(weights: weights), HugePageCollapse(weights: weights)]
+      self.pages = [HugePageMove(weights: weights), HugePageMove(weights: weights)]
       let vocab = llama_model_get_vocab(model.pointer)
       let bos = llama_vocab_bos(vocab)
       token = bos >= 0 && bos < llama_vocab_n_tokens(vocab) ? bos : 0
@@ -323,9 +323,9 @@ enum AttentionStepCalibration {
         _ = try decode(context, at: 0)
         // Not a timed step: the weights move on it, outside the time budget too.
         if let moved = pages.finish() {
-          movingSeconds += moved.time / .seconds(1)
-          HugePageCollapse.log(
-            moved, reason: "weights read in, on 2 MiB pages (moved by the flash-attention calibration)")
+          movingSeconds += moved.totalTime / .seconds(1)
+          HugePageMove.log(
+            moved, reason: "weights read in, on 2 MiB pages (moved by the flash-attention calibration's context)")
         }
         let size = llama_state_seq_get_size(context, 0)
         guard size > 0, size <= 1 << 26 else { throw .init(reason: "a one-token state of \(size) bytes") }

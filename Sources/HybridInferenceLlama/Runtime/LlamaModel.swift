@@ -26,7 +26,7 @@ final class LlamaModel: @unchecked Sendable {
   let vocab: OpaquePointer
   /// Read into the process rather than mapped from the file (`MemoryPlan`).
   let weightsInMemory: Bool
-  /// The weights' buffers already moved to 2 MiB pages (`HugePageCollapse`).
+  /// The weights' buffers already moved to 2 MiB pages (`HugePageMove`).
   let weightPages = WeightPages()
   /// The one lazily built piece of state, behind its own lock.
   private let vocabularyBytesCache = Locked<VocabularyBytes?>(nil)

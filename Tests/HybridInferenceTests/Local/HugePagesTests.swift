@@ -20,8 +20,7 @@ import XCTest
 
     func testWrittenAnonymousMemory_movesOntoHugePages() throws {
       let length = 8 << 20
-      let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
-      XCTAssertNotEqual(mapped, MAP_FAILED)
+      let mapped = try anonymous(length)
       defer { munmap(mapped, length) }
       memset(mapped, 7, length)
       let moved = try XCTUnwrap(HugePages.collapse(mapped, size: length), "8 MiB holds an aligned 2 MiB")
@@ -37,17 +36,59 @@ import XCTest
       XCTAssertTrue((0..<length).allSatisfy { bytes[$0] == 7 })
     }
 
-    func testARangeWithoutAnAligned2MiB_movesNothing() throws {
+    func testARangeWithoutAnAligned2MiB_movesNothing_eitherWay() throws {
       let length = 4 << 20
-      let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+      let mapped = try anonymous(length)
       defer { munmap(mapped, length) }
       let aligned = (UInt(bitPattern: mapped) + UInt(HugePages.size) - 1) & ~UInt(HugePages.size - 1)
       let start = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: aligned + 4096))
-      XCTAssertNil(HugePages.collapse(start, size: HugePages.size - 8192))
-      XCTAssertNil(HugePages.collapse(mapped, size: 0))
-      XCTAssertNil(HugePages.collapse(mapped, size: -1))
       let top = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: UInt.max - 4095))
-      XCTAssertNil(HugePages.collapse(top, size: 16 << 20), "an end past the address space")
+      for move in [HugePages.collapse, HugePages.rehouse] {
+        XCTAssertNil(move(start, HugePages.size - 8192))
+        XCTAssertNil(move(mapped, 0))
+        XCTAssertNil(move(mapped, -1))
+        XCTAssertNil(move(top, 16 << 20), "an end past the address space")
+      }
+    }
+
+    /// A KV cache as llama.cpp leaves it: cleared (every page written with
+    /// zeros), then some cells filled from a saved state. Rehoused, every
+    /// byte reads the same, and written memory is on huge pages.
+    func testRehouse_keepsEveryByte_andPutsWrittenMemoryOnHugePages() throws {
+      let length = 10 << 20
+      let mapped = try anonymous(length)
+      defer { munmap(mapped, length) }
+      memset(mapped, 0, length)
+      let bytes = mapped.assumingMemoryBound(to: UInt8.self)
+      // Data in the first and fourth MiB and in the last byte; zeros between.
+      for offset in stride(from: 0, to: 1 << 20, by: 4093) { bytes[offset] = UInt8(truncatingIfNeeded: offset | 1) }
+      for offset in (3 << 20)..<(4 << 20) { bytes[offset] = UInt8(truncatingIfNeeded: offset &* 31) }
+      bytes[length - 1] = 0xEE
+      let before = Array(UnsafeBufferPointer(start: bytes, count: length))
+      let moved = try XCTUnwrap(HugePages.rehouse(mapped, size: length), "10 MiB holds an aligned 2 MiB")
+      XCTAssertEqual(Array(UnsafeBufferPointer(start: bytes, count: length)), before, "the same bytes")
+      guard HugePages.adviceWorks else { return }
+      XCTAssertGreaterThanOrEqual(moved, 8 << 20)
+      XCTAssertEqual(moved % HugePages.size, 0)
+      // Cells filled after the rehouse fault in whole huge pages.
+      memset(mapped, 5, length)
+      let aligned = (UInt(bitPattern: mapped) + UInt(HugePages.size) - 1) & ~UInt(HugePages.size - 1)
+      let start = try XCTUnwrap(UnsafeMutableRawPointer(bitPattern: aligned))
+      XCTAssertGreaterThanOrEqual(try anonHugeKiB(at: start), moved >> 10, "smaps shows the huge pages")
+    }
+
+    func testTHPMode_isTheBracketedWord() {
+      XCTAssertTrue(HugePages.adviceWorks(enabled: "always [madvise] never\n"))
+      XCTAssertTrue(HugePages.adviceWorks(enabled: "[always] madvise never"))
+      XCTAssertFalse(HugePages.adviceWorks(enabled: "always madvise [never]"))
+      XCTAssertFalse(HugePages.adviceWorks(enabled: ""))
+    }
+
+    /// The machine type CI runs on (THP `madvise`) puts advised memory on huge
+    /// pages as it is written.
+    func testThisKernel_faultsAdvisedMemoryOnHugePages_underCI() {
+      guard ProcessInfo.processInfo.environment["CI"] == "true" else { return }
+      XCTAssertTrue(HugePages.adviceWorks, "THP set to never on the CI machine")
     }
 
     /// A mapped file is the page cache's: refused on this machine type's
@@ -70,12 +111,16 @@ import XCTest
       XCTAssertEqual(sum(), before)
     }
 
+    /// `length` bytes of anonymous memory of this test's own.
+    private func anonymous(_ length: Int) throws -> UnsafeMutableRawPointer {
+      let mapped = try XCTUnwrap(mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+      XCTAssertNotEqual(mapped, MAP_FAILED)
+      return mapped
+    }
+
     /// AnonHugePages of the /proc/self/smaps entry that holds `address`, in KiB.
     private func anonHugeKiB(at address: UnsafeMutableRawPointer) throws -> Int {
-      // Read, not sized: /proc files report a size of 0.
-      let handle = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/smaps"))
-      defer { try? handle.close() }
-      let smaps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+      let smaps = try XCTUnwrap(KernelFile.read("/proc/self/smaps"))
       let target = UInt(bitPattern: address)
       var inside = false
       for line in smaps.split(separator: "\n") {

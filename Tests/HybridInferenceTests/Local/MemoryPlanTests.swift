@@ -75,7 +75,7 @@ final class MemoryPlanTests: XCTestCase {
   }
 
   func testACollapseThatComputedNothing_reportsNothing_andStaysOpen() {
-    XCTAssertNil(HugePageCollapse(weights: WeightPages()).finish(), "no node visited")
-    XCTAssertNil(HugePageCollapse(weights: nil).finish())
+    XCTAssertNil(HugePageMove(weights: WeightPages()).finish(), "no node visited")
+    XCTAssertNil(HugePageMove(weights: nil).finish())
   }
 }

@@ -4,8 +4,8 @@ import XCTest
 @testable import HybridInferenceLlama
 
 /// `LocalSystemModel.memory` end to end on SmolLM2: weights read in and
-/// moved to 2 MiB pages answer exactly as mapped ones, the two are separate
-/// loads, and the log says what moved.
+/// moved to 2 MiB pages, with the KV cache, answer exactly as mapped ones,
+/// the two are separate loads, and the log says what moved.
 final class ModelMemoryTests: XCTestCase {
   private let greedy = HybridGenerationOptions.foundationModels(
     GenerationOptions(sampling: .greedy, maximumResponseTokens: 24))
@@ -47,11 +47,44 @@ final class ModelMemoryTests: XCTestCase {
     XCTAssertTrue(hugeLoaded.weightsInMemory)
     let line = try XCTUnwrap(hugeLogs.records.map(\.message).first { $0.hasPrefix("memory:") })
     // SmolLM2's 92 MiB of weights: at least 80 MiB in whole aligned 2 MiB
-    // pieces (the KV cache stays on 4 KiB pages).
-    let moved = try XCTUnwrap(
-      line.split(separator: ";").last?.split(separator: " ").first.flatMap { Int($0) }, line)
-    XCTAssertGreaterThanOrEqual(moved, 80, line)
+    // pieces; its 1,024-cell KV cache (512 cells made first) at least 2 MiB.
+    XCTAssertGreaterThanOrEqual(try XCTUnwrap(Self.mebibytes(of: "weights", in: line), line), 80, line)
     XCTAssertFalse(line.contains("kept on 4 KiB"), line)
+    guard HugePages.adviceWorks else { return }
+    XCTAssertGreaterThanOrEqual(try XCTUnwrap(Self.mebibytes(of: "KV cache", in: line), line), 2, line)
+  }
+
+  /// A second turn longer than the context's first 512 cells makes the
+  /// context again and loads the conversation's cells into it: that KV
+  /// cache is rehoused with its data, and the answers stay the mapped ones.
+  func testAGrownContext_keepsItsCells_onHugePages() async throws {
+    let long = String(repeating: "The sea was grey, then green, then blue again. ", count: 60)
+    let turns = ["Name three colours of the sea.", long + "What colour was the sea last?"]
+    var answers: [ModelMemory: [String]] = [:]
+    let hugeLogs = LogRecorder()
+    for memory in [ModelMemory.hugePages, .mapped] {
+      LocalSystemModel.setLlamaLogHandler(memory == .hugePages ? hugeLogs.handler : LogRecorder().handler)
+      defer { LocalSystemModel.setLlamaLogHandler(.silent) }
+      let model = LocalSystemModel(
+        modelPath: try LocalTestModels.require(LocalTestModels.defaultPath), contextSize: 1024, threads: 2,
+        flashAttention: .on, memory: memory)
+      let session = GenerativeModelSession(model: model, logHandler: .silent)
+      for turn in turns {
+        answers[memory, default: []].append(try await session.respond(to: turn, options: greedy).content)
+      }
+    }
+    XCTAssertEqual(answers[.hugePages], answers[.mapped], "the same cells, the same greedy answers")
+    guard HugePages.adviceWorks else { return }
+    let rehoused = hugeLogs.records.map(\.message).filter { $0.hasPrefix("memory:") }.compactMap {
+      Self.mebibytes(of: "KV cache", in: $0)
+    }
+    XCTAssertGreaterThanOrEqual(rehoused.count, 2, "the first context and the grown one: \(rehoused)")
+  }
+
+  /// The MiB a `memory:` line gives for `part` ("weights", "KV cache").
+  private static func mebibytes(of part: String, in line: String) -> Int? {
+    line.components(separatedBy: "; ").first { $0.hasPrefix(part + " ") }
+      .flatMap { $0.dropFirst(part.count + 1).split(separator: " ").first }.flatMap { Int($0) }
   }
 
   func testAutomatic_readsAModelOfAFewMiBIn_onThisMachine() async throws {

@@ -134,7 +134,7 @@ extension BatchedContext {
     }
     let status = llama_decode(context, batch)
     if prefills { setAbortCallback(context, enabled: false) }
-    if let moved = hugePages.finish() { HugePageCollapse.log(moved, reason: settings.memory.reason) }
+    if let moved = hugePages.finish() { HugePageMove.log(moved, reason: settings.memory.reason) }
     guard status == 0 else {
       let error = failure(status, entries: entries, window: window)
       for entry in entries {

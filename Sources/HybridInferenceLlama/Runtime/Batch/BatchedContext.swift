@@ -94,7 +94,7 @@ final class BatchedContext: @unchecked Sendable {
   var attention: llama_flash_attn_type
   /// Moves the model's weights to 2 MiB pages on the first step
   /// (`settings.memory`); reset whenever the context is made again.
-  let hugePages: HugePageCollapse
+  let hugePages: HugePageMove
   /// True once making the window again (larger or smaller) failed (no
   /// memory): it stays as it is from then on.
   var windowGrowthFailed = false
@@ -127,7 +127,7 @@ final class BatchedContext: @unchecked Sendable {
       ? []
       : settings.flashAttention.types.map { ($0, PromptCacheKey(model: model.fingerprint, flashAttention: $0)) }
     self.attention = settings.flashAttention.type
-    self.hugePages = HugePageCollapse(weights: settings.memory.weightsInMemory ? model.weightPages : nil)
+    self.hugePages = HugePageMove(weights: settings.memory.weightsInMemory ? model.weightPages : nil)
     self.cells = min(Self.window(of: settings), Self.initialCells)
     self.state = Locked(State(slots: SequenceSlots(count: 1)))
     self.caches = [SequenceCache(id: 0)]

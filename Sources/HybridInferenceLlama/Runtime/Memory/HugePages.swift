@@ -13,7 +13,7 @@ enum HugePages {
   /// of this size.
   static let size: Int = {
     let path = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
-    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    let text = KernelFile.read(path) ?? ""
     // A power of two, or the masks below mean nothing.
     guard let bytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes > 0, bytes & (bytes - 1) == 0
     else { return 2 << 20 }
@@ -28,6 +28,18 @@ enum HugePages {
   /// buffers).
   static let collapseWorks: Bool = size <= 32 << 20 && probe()
 
+  /// Whether memory advised `MADV_HUGEPAGE` gets huge pages as it is
+  /// written (`rehouse`): the kernel collapses on request and its THP mode
+  /// (`transparent_hugepage/enabled`) is `always` or `madvise`, not `never`.
+  static let adviceWorks: Bool =
+    collapseWorks && adviceWorks(enabled: KernelFile.read("/sys/kernel/mm/transparent_hugepage/enabled") ?? "")
+
+  /// The THP mode from the `enabled` file's text, `always [madvise] never`:
+  /// the bracketed word.
+  static func adviceWorks(enabled: String) -> Bool {
+    enabled.contains("[always]") || enabled.contains("[madvise]")
+  }
+
   #if os(Linux)
     /// `MADV_COLLAPSE` from the kernel's uapi: Debian 12's glibc headers
     /// predate it.
@@ -38,6 +50,48 @@ enum HugePages {
     /// to compact into a huge page, memory that is not anonymous such as a
     /// mapped file); nil when the range holds no aligned 2 MiB.
     static func collapse(_ base: UnsafeMutableRawPointer, size: Int) -> Int? {
+      guard let (start, length) = aligned(base, size: size) else { return nil }
+      return madvise(start, length, adviceCollapse) == 0 ? length : 0
+    }
+
+    /// Puts the 2 MiB-aligned part of `size` bytes at `base` on huge pages
+    /// as it is next written, keeping its contents: the range is advised
+    /// (`MADV_HUGEPAGE`), then each 2 MiB that holds only zeros is dropped
+    /// (`MADV_DONTNEED`: it reads as zeros again, and its first write faults
+    /// in a whole huge page), and each that holds data is copied out, dropped
+    /// and written back onto a fresh huge page. Unlike `collapse` nothing is
+    /// copied for the empty part, and a copy is a plain `memcpy`. Returns the
+    /// bytes rehoused; nil when the range holds no aligned 2 MiB.
+    static func rehouse(_ base: UnsafeMutableRawPointer, size: Int) -> Int? {
+      guard let (start, length) = aligned(base, size: size) else { return nil }
+      guard madvise(start, length, MADV_HUGEPAGE) == 0 else { return 0 }
+      let chunk = Self.size
+      let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 64)
+      defer { scratch.deallocate() }
+      for offset in stride(from: 0, to: length, by: chunk) {
+        let piece = start + offset
+        let empty = isZero(piece, count: chunk)
+        if !empty { scratch.copyMemory(from: piece, byteCount: chunk) }
+        guard madvise(piece, chunk, MADV_DONTNEED) == 0 else { continue }
+        if !empty { piece.copyMemory(from: scratch, byteCount: chunk) }
+      }
+      return length
+    }
+
+    private static func isZero(_ pointer: UnsafeMutableRawPointer, count: Int) -> Bool {
+      let words = UnsafeBufferPointer(start: pointer.assumingMemoryBound(to: UInt64.self), count: count / 8)
+      var index = 0
+      while index < words.count {
+        var any: UInt64 = 0
+        for word in words[index..<min(index + 512, words.count)] { any |= word }
+        if any != 0 { return false }
+        index += 512
+      }
+      return true
+    }
+
+    /// The 2 MiB-aligned part of a range; nil when it holds none.
+    private static func aligned(_ base: UnsafeMutableRawPointer, size: Int) -> (UnsafeMutableRawPointer, Int)? {
       let address = UInt(bitPattern: base)
       let huge = UInt(Self.size)
       let (end, overflow) = address.addingReportingOverflow(UInt(max(0, size)))
@@ -45,8 +99,7 @@ enum HugePages {
       let start = (address + huge - 1) & ~(huge - 1)
       let stop = end & ~(huge - 1)
       guard stop > start, let pointer = UnsafeMutableRawPointer(bitPattern: start) else { return nil }
-      let length = Int(stop - start)
-      return madvise(pointer, length, adviceCollapse) == 0 ? length : 0
+      return (pointer, Int(stop - start))
     }
 
     private static func probe() -> Bool {
@@ -59,6 +112,7 @@ enum HugePages {
     }
   #else
     static func collapse(_ base: UnsafeMutableRawPointer, size: Int) -> Int? { nil }
+    static func rehouse(_ base: UnsafeMutableRawPointer, size: Int) -> Int? { nil }
     private static func probe() -> Bool { false }
   #endif
 

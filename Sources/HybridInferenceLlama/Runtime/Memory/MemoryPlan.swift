@@ -1,7 +1,8 @@
 import CLlama
 
 /// What `ModelMemory` comes to for one model file on this machine: the
-/// weights read in and moved to 2 MiB pages (`HugePageCollapse`), or mapped
+/// weights read in and moved to 2 MiB pages with each context's KV cache
+/// (`HugePageMove`), or mapped
 /// from the file as llama.cpp does by default.
 ///
 /// Decided from facts passed in (`Facts`), so that the rule is tested on
@@ -9,7 +10,7 @@ import CLlama
 /// a model larger than a quarter of memory, a GPU build.
 struct MemoryPlan: Equatable, Sendable {
   /// Read into the process (`LLAMA_LOAD_MODE_NONE`) and moved to 2 MiB
-  /// pages, rather than mapped.
+  /// pages, rather than mapped; each context's KV cache is moved too.
   var weightsInMemory: Bool
   /// Why, for the log.
   var reason: String
@@ -37,7 +38,8 @@ struct MemoryPlan: Equatable, Sendable {
     }
   }
 
-  static let readIn = MemoryPlan(weightsInMemory: true, reason: "weights read in, on 2 MiB pages")
+  static let readIn = MemoryPlan(
+    weightsInMemory: true, reason: "weights read in, on 2 MiB pages with each context's KV cache")
 
   /// llama.cpp's default: mapped weights, nothing asked of the kernel.
   static func mapped(_ reason: String) -> MemoryPlan {
