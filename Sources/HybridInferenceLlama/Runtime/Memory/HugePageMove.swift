@@ -99,8 +99,8 @@ final class HugePageMove: Sendable {
 
   private static let callback: ggml_backend_sched_eval_callback = { tensor, _, userData in
     guard let userData, let tensor else { return false }
-    let collapse = Unmanaged<HugePageMove>.fromOpaque(userData).takeUnretainedValue()
-    if !collapse.finished.load(ordering: .acquiring) { collapse.visit(tensor.pointee) }
+    let move = Unmanaged<HugePageMove>.fromOpaque(userData).takeUnretainedValue()
+    if !move.finished.load(ordering: .acquiring) { move.visit(tensor.pointee) }
     return false
   }
 
@@ -126,8 +126,10 @@ final class HugePageMove: Sendable {
   /// not inferred from usage: an adapter's or a control vector's buffer is
   /// of the same usage and holds data loaded from a file.
   private static func isCache(_ tensor: ggml_tensor) -> Bool {
-    withUnsafeBytes(of: tensor.name) { name in name.starts(with: "cache_".utf8.map { UInt8($0) }) }
+    withUnsafeBytes(of: tensor.name) { name in name.starts(with: cachePrefix) }
   }
+
+  private static let cachePrefix = Array("cache_".utf8)
 
   /// Rehouses a KV cache buffer the first time this context meets it.
   private func visitCache(_ buffer: ggml_backend_buffer_t) {
