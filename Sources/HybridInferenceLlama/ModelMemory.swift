@@ -19,9 +19,9 @@
 /// calibration runs there (`FlashAttention.automatic` on the CPU, outside
 /// its time budget), else in the first request. The KV cache, in every
 /// context (one is made anew as its conversations grow), where the THP
-/// setting is `always` or `madvise`: its empty part is advised and dropped,
-/// to come back on huge pages as cells fill, and what a grown context
-/// loaded is copied across (3-38 ms for SmolLM2's 26 MiB cache). A kernel
+/// setting is `always` or `madvise`: its empty part is advised, dropped and
+/// faulted in again as fresh huge pages, and what a grown context loaded is
+/// copied across (3-38 ms for SmolLM2's 26 MiB cache). A kernel
 /// that cannot leaves the memory as it is, and the log says what moved
 /// (`.info`, `LocalSystemModel.setLlamaLogHandler(_:)`).
 public enum ModelMemory: Sendable, Hashable, CustomStringConvertible {

@@ -15,9 +15,9 @@ import Synchronization
 ///   SmolLM2's 90 MiB on a 2-core AMD EPYC VM;
 /// - the KV cache (the buffer of llama.cpp's `cache_k_l*` / `cache_v_l*`
 ///   tensors) with `HugePages.rehouse`, in every context, since one is made
-///   anew as its conversations grow: the empty part is only dropped and
-///   comes back as huge pages as cells fill, what a grown context loaded
-///   from the last is copied (3 ms for SmolLM2's 26 MiB cache there).
+///   anew as its conversations grow: the empty part is dropped and faulted
+///   in again as fresh huge pages, what a grown context loaded from the
+///   last is copied across (3-38 ms for SmolLM2's 26 MiB cache there).
 ///   At depth a step reads every cell's K and V, strided across the cache
 ///   without flash attention, and on 4 KiB pages that walks the TLB.
 ///
@@ -25,10 +25,11 @@ import Synchronization
 /// `MemoryPlan` plans nothing for a GPU build). The callback answers "not
 /// needed" for every node, so on the CPU backend llama.cpp computes each
 /// split in one piece as it would without one (ggml-backend.cpp,
-/// `ggml_backend_sched_compute_splits`), and it is shown a split's nodes
-/// before computing any of them, so a buffer is moved before anything of
-/// this step writes it; after `finish()` each node costs a call and one
-/// atomic load.
+/// `ggml_backend_sched_compute_splits`). It is shown a split's nodes before
+/// computing any of them, and a node that writes the KV cache names it as a
+/// source, so the cache is moved before this step writes it (and a move
+/// keeps every byte in any case, nothing else touching the buffer while it
+/// runs); after `finish()` each node costs a call and one atomic load.
 ///
 /// One per `BatchedContext` (`reset()` when its llama context is made again)
 /// or per calibration context. Its address is the callback's user data, so
@@ -180,7 +181,8 @@ final class HugePageMove: Sendable {
       parts.append("weights \(moved.bytes >> 20) MiB on 2 MiB pages (madvise \(milliseconds(moved.time)) ms)\(refused)")
     }
     if moved.cacheBytes > 0 {
-      parts.append("KV cache \(moved.cacheBytes >> 20) MiB on 2 MiB pages (\(milliseconds(moved.cacheTime)) ms)")
+      let time = milliseconds(moved.cacheTime)
+      parts.append("KV cache \(moved.cacheBytes >> 20) MiB advised onto 2 MiB pages (\(time) ms)")
     }
     guard parts.count > 1 else { return }
     LlamaBackend.logSink.current.log(

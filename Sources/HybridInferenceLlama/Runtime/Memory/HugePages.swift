@@ -57,9 +57,10 @@ enum HugePages {
     /// Puts the 2 MiB-aligned part of `size` bytes at `base` on huge pages
     /// as it is next written, keeping its contents: the range is advised
     /// (`MADV_HUGEPAGE`), then each 2 MiB that holds only zeros is dropped
-    /// (`MADV_DONTNEED`: it reads as zeros again, and its first write faults
-    /// in a whole huge page), and each that holds data is copied out, dropped
-    /// and written back onto a fresh huge page. Unlike `collapse` nothing is
+    /// (`MADV_DONTNEED`) and written again, which faults in a fresh, zeroed
+    /// huge page, and each that holds data is copied out, dropped and written
+    /// back onto one. Where no free huge page is found the kernel gives 4 KiB
+    /// pages; the bytes are the same either way. Unlike `collapse` nothing is
     /// copied for the empty part, and a copy is a plain `memcpy`. Returns the
     /// bytes rehoused; nil when the range holds no aligned 2 MiB.
     static func rehouse(_ base: UnsafeMutableRawPointer, size: Int) -> Int? {
@@ -73,7 +74,12 @@ enum HugePages {
         let empty = isZero(piece, count: chunk)
         if !empty { scratch.copyMemory(from: piece, byteCount: chunk) }
         guard madvise(piece, chunk, MADV_DONTNEED) == 0 else { continue }
-        if !empty { piece.copyMemory(from: scratch, byteCount: chunk) }
+        // Written at once, empty or not: a piece read before its first write
+        // would map the kernel's shared huge zero page, which kernels before
+        // 6.13 split into 4 KiB pages on that write (llama.cpp reads cells
+        // past a stream's last, padded to 256). It was resident before the
+        // drop (llama.cpp's clear), so this holds no more memory.
+        if empty { piece.storeBytes(of: 0, as: UInt8.self) } else { piece.copyMemory(from: scratch, byteCount: chunk) }
       }
       return length
     }
