@@ -16,7 +16,12 @@ import HybridInferenceLlama
 /// their spread (lowest-highest) over the rounds. "Faster" is per round: the
 /// better of llama-bench's two settings in that round.
 enum DepthBenchmark {
-  static let depths = [0, 256, 1024, 3000]
+  /// `HI_DEPTHS` (comma-separated, e.g. "3000" to look at one row), else
+  /// 0, 256, 1,024 and 3,000.
+  static let depths: [Int] = {
+    let given = ProcessInfo.processInfo.environment["HI_DEPTHS"]?.split(separator: ",").compactMap { Int($0) }
+    return given.flatMap { $0.isEmpty ? nil : $0 } ?? [0, 256, 1024, 3000]
+  }()
 
   /// The library's `.automatic` decision, read from its log line at load.
   /// Locked: the handler runs on the thread that makes the context.
