@@ -16,12 +16,7 @@ import OpenAIServers
 enum ConcurrentSessions {
   /// The session counts measured: `HYBRID_BENCH_SESSIONS` (comma-separated,
   /// e.g. "4" while profiling one case), else 1, 4 and 16.
-  static let counts: [Int] = {
-    let given = ProcessInfo.processInfo.environment["HYBRID_BENCH_SESSIONS"]?.split(separator: ",").compactMap {
-      Int($0)
-    }
-    return given.flatMap { $0.isEmpty ? nil : $0 } ?? [1, 4, 16]
-  }()
+  static let counts = BenchEnvironment.integers("HYBRID_BENCH_SESSIONS") ?? [1, 4, 16]
   static let perSequence = 2048
   static let answerTokens = 64
 

@@ -45,9 +45,7 @@ enum DecodeProbe {
       "C API, llama-bench's context", "llama-bench on 2 MiB pages (-lm none, glibc.malloc.hugetlb=1)", "llama-bench",
     ]
     // HI_PROBE_ROWS=0,1: those rows only (llama-bench's default always runs).
-    let rows = ProcessInfo.processInfo.environment["HI_PROBE_ROWS"].map {
-      Set($0.split(separator: ",").compactMap { Int($0) } + [names.count - 1])
-    }
+    let rows = BenchEnvironment.integers("HI_PROBE_ROWS").map { Set($0 + [names.count - 1]) }
     var figures = Array(repeating: [Double](), count: names.count)
     for round in 0..<runs {
       for offset in 0..<names.count {

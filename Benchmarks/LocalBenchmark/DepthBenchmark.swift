@@ -18,10 +18,7 @@ import HybridInferenceLlama
 enum DepthBenchmark {
   /// `HI_DEPTHS` (comma-separated, e.g. "3000" to look at one row), else
   /// 0, 256, 1,024 and 3,000.
-  static let depths: [Int] = {
-    let given = ProcessInfo.processInfo.environment["HI_DEPTHS"]?.split(separator: ",").compactMap { Int($0) }
-    return given.flatMap { $0.isEmpty ? nil : $0 } ?? [0, 256, 1024, 3000]
-  }()
+  static let depths = BenchEnvironment.integers("HI_DEPTHS") ?? [0, 256, 1024, 3000]
 
   /// The library's `.automatic` decision, read from its log line at load.
   /// Locked: the handler runs on the thread that makes the context.

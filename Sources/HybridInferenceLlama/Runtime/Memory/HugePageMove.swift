@@ -135,31 +135,39 @@ final class HugePageMove: Sendable {
   /// Rehouses a KV cache buffer the first time this context meets it.
   private func visitCache(_ buffer: ggml_backend_buffer_t) {
     found.withLock { found in
-      guard found.caches.insert(UInt(bitPattern: UnsafeRawPointer(buffer))).inserted, Self.inCPUMemory(buffer),
-        let base = ggml_backend_buffer_get_base(buffer)
+      guard found.caches.insert(UInt(bitPattern: UnsafeRawPointer(buffer))).inserted,
+        let (moved, time) = Self.timed(buffer, HugePages.rehouse)
       else { return }
-      let start = ContinuousClock.now
-      let moved = HugePages.rehouse(base, size: Int(clamping: ggml_backend_buffer_get_size(buffer)))
-      found.report.cacheTime += ContinuousClock.now - start
+      found.report.cacheTime += time
       found.report.cacheBytes += moved ?? 0
     }
   }
 
+  /// Collapses a weights buffer the first time the model meets it.
   private func visit(_ buffer: ggml_backend_buffer_t) {
     guard let weights else { return }
     found.withLock { found in
-      guard weights.firstVisit(UInt(bitPattern: UnsafeRawPointer(buffer))), Self.inCPUMemory(buffer),
-        let base = ggml_backend_buffer_get_base(buffer)
+      guard weights.firstVisit(UInt(bitPattern: UnsafeRawPointer(buffer))),
+        let (moved, time) = Self.timed(buffer, HugePages.collapse)
       else { return }
-      let start = ContinuousClock.now
-      let moved = HugePages.collapse(base, size: Int(clamping: ggml_backend_buffer_get_size(buffer)))
-      found.report.time += ContinuousClock.now - start
+      found.report.time += time
       switch moved {
       case nil: break
       case 0?: found.report.refused += 1
       case let moved?: found.report.bytes += moved
       }
     }
+  }
+
+  /// `move` applied to a buffer in CPU memory, and how long it took; nil
+  /// for a buffer elsewhere (or with no base), which is never advised.
+  private static func timed(
+    _ buffer: ggml_backend_buffer_t, _ move: (UnsafeMutableRawPointer, Int) -> Int?
+  ) -> (moved: Int?, time: Duration)? {
+    guard inCPUMemory(buffer), let base = ggml_backend_buffer_get_base(buffer) else { return nil }
+    let start = ContinuousClock.now
+    let moved = move(base, Int(clamping: ggml_backend_buffer_get_size(buffer)))
+    return (moved, ContinuousClock.now - start)
   }
 
   /// A buffer of the CPU device (repacked weights' buffer type included),
