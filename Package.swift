@@ -27,8 +27,9 @@ let package = Package(
     // The language-model protocol, requests and responses, sessions, the hybrid
     // model, transcript, options, errors, schemas and the tool loop.
     .target(name: "HybridInferenceCore", path: "Sources/HybridInferenceCore"),
-    // What any remote backend shares: the URLSession transport, SSE, the retry
-    // loop, reachability memory, origin and redirect policy.
+    // What any remote backend shares: the transports (URLSession and the
+    // library's HTTP/1.1 client), SSE, the retry loop, reachability memory,
+    // origin and redirect policy.
     .target(
       name: "HybridInferenceRemote",
       dependencies: ["HybridInferenceCore"],

@@ -13,9 +13,10 @@ import XCTest
 #endif
 
 /// A request on an idle keep-alive connection is written from the caller's
-/// thread, before its exchange thread starts: on cores a server's compute
-/// keeps busy, a new thread can wait a time slice before it runs, and the
-/// request would wait with it (RESULTS.md §7, llama-server at 32 warm).
+/// thread, and awaited on the client's poller without a thread of its own:
+/// on cores a server's compute keeps busy, a new thread can wait a time
+/// slice before it runs, and the request would wait with it (RESULTS.md §7,
+/// llama-server at 32 warm).
 final class HTTP1EarlyWriteTests: XCTestCase {
   private static let ok = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
 
@@ -69,23 +70,44 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     XCTAssertEqual(server.connections, 2)
   }
 
-  /// The OS refuses the exchange thread after `sendEarly` wrote the request
-  /// on an idle connection: that connection is closed (the request on it is
-  /// never answered into a stream nobody reads) and its slot given back, so
-  /// with a limit of one the next request opens a connection and is answered
-  /// instead of waiting for a slot until its deadline.
-  func testAnEarlyWrittenRequestWhoseThreadIsRefused_closesItsConnection_andFreesTheSlot() async throws {
+  /// The OS refuses the poller's thread after a request went out whole on
+  /// an idle connection from the caller's thread: that connection is closed
+  /// (the request on it is never answered into a stream nobody reads) and
+  /// its slot given back, so with a limit of one the next request opens a
+  /// connection and is answered instead of waiting for a slot until its
+  /// deadline.
+  func testAnEarlyWrittenRequestWhosePollerIsRefused_closesItsConnection_andFreesTheSlot() async throws {
+    try await assertRefusedThreadClosesTheConnectionAndFreesTheSlot(body: nil)
+  }
+
+  /// The same when the request is too large for the socket to take at
+  /// once: the rest is the exchange thread's to write, and that thread is
+  /// refused.
+  func testAPartlyWrittenRequestWhoseThreadIsRefused_closesItsConnection_andFreesTheSlot() async throws {
+    try await assertRefusedThreadClosesTheConnectionAndFreesTheSlot(body: Data(count: 32 << 20))
+  }
+
+  private func assertRefusedThreadClosesTheConnectionAndFreesTheSlot(body: Data?) async throws {
     let server = try OneConnectionServer()
     defer { server.close() }
     let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/"))
-    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never)
+    // The poller's thread ends as soon as it has nothing to read, so the
+    // refused stack below applies to it too.
+    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never, pollerLinger: .zero)
     let request = URLRequest(url: url)
     let opening = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
     let first = try await Self.answered(opening, onANewConnectionOf: server)
     XCTAssertEqual(first, Data("ok".utf8))
+    for _ in 0..<1000 where client.poller.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+    XCTAssertFalse(client.poller.isRunning, "the poller's thread ended with nothing to read")
 
     client.stackBytes.withLock { $0 = 1 << 47 }  // past the user address space: refused
-    let refused = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    var refusedRequest = request
+    if let body {
+      refusedRequest.httpMethod = "POST"
+      refusedRequest.httpBody = body
+    }
+    let refused = client.exchange(refusedRequest, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
     XCTAssertTrue(server.hasBytesWaiting, "the request went out early, on the idle connection")
     do {
       _ = try await Self.drain(refused)

@@ -12,10 +12,12 @@ import HybridInferenceCore
 /// request through libcurl's multi handle, a Dispatch source per socket and
 /// the delegate queue, which at 32 and more requests in flight costs a
 /// cold burst about ten times what curl takes, and warm requests a few ms
-/// each (Benchmarks/RESULTS.md §7). This client writes the request, reads
-/// the response on the exchange's own thread and yields each chunk into the
-/// stream: no hop in between. `https://` stays on URLSession: TLS is not
-/// this library's to write.
+/// each (Benchmarks/RESULTS.md §7). This client writes the request (from
+/// the caller's thread on an idle connection, else on a thread of the
+/// exchange's own), reads every response on one poller thread
+/// (`HTTP1Poller`) and yields each chunk into the stream: no hop in
+/// between. `https://` stays on URLSession: TLS is not this library's to
+/// write.
 ///
 /// Connections are pooled per origin (`HTTP1ConnectionPool`), at most
 /// `maximumConnectionsPerHost` open, idle ones reused.
@@ -27,23 +29,35 @@ package final class HTTP1Client: Sendable {
   /// The bytes one `recv` may take; a streamed event is far smaller, a
   /// unary body arrives in a few reads.
   static let readBufferBytes = 64 << 10
-  /// The stack of an exchange thread: the parser and the socket calls
-  /// need little.
+  /// The stack of an exchange thread and of the poller's: the parser and
+  /// the socket calls need little.
   static let threadStackBytes = 512 << 10
 
   let redirectPolicy: RedirectPolicy
   private let maximumConnectionsPerHost: Int
   private let pools = Locked([String: HTTP1ConnectionPool]())
-  /// The stack of the next exchange threads: `threadStackBytes`; tests ask
-  /// for one the OS cannot map (at `init`, or between two requests) to see
-  /// an exchange whose thread is refused end. Behind a lock because the
-  /// client is shared by every task of its model.
-  let stackBytes: Locked<Int>
+  /// How long the poller's thread stays with no response to wait for
+  /// before it ends (a client in steady use keeps it; an idle one holds none).
+  static let pollerLinger: Duration = .seconds(2)
 
-  init(maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy, stackBytes: Int = threadStackBytes) {
+  /// The stack of the next threads (exchanges', the poller's when it
+  /// starts): `threadStackBytes`; tests ask for one the OS cannot map (at
+  /// `init`, or between two requests) to see an exchange whose thread is
+  /// refused end. Behind a lock because the client is shared by every task
+  /// of its model.
+  let stackBytes: Locked<Int>
+  /// The thread every response is read on.
+  let poller: HTTP1Poller
+
+  init(
+    maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy, stackBytes: Int = threadStackBytes,
+    pollerLinger: Duration = pollerLinger
+  ) {
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
     self.redirectPolicy = redirectPolicy
-    self.stackBytes = Locked(stackBytes)
+    let stackBytes = Locked(stackBytes)
+    self.stackBytes = stackBytes
+    poller = HTTP1Poller(stackBytes: { stackBytes.withLock { $0 } }, linger: pollerLinger)
   }
 
   deinit {
@@ -69,10 +83,10 @@ package final class HTTP1Client: Sendable {
     }
   }
 
-  /// Starts `request` on a thread of its own, written first from this
-  /// thread when an idle connection can take it (`HTTP1Exchange.sendEarly`);
-  /// see `HTTPTransport.exchange`. When the OS refuses the thread, the
-  /// stream ends at once with `resourceUnavailable` (`HTTP1Exchange.abandon`).
+  /// Starts `request` (`HTTP1Exchange.start`: written from this thread when
+  /// an idle connection can take it, else on a thread of its own); see
+  /// `HTTPTransport.exchange`. When the OS refuses a thread, the stream
+  /// ends at once with `resourceUnavailable`.
   func exchange(
     _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
   ) -> TransportExchange {
@@ -81,10 +95,7 @@ package final class HTTP1Client: Sendable {
       client: self, request: request, connectTimeout: connectTimeout, deadline: deadline,
       continuation: continuation)
     continuation.onTermination = { _ in exchange.cancel() }
-    exchange.sendEarly()
-    if !OSThread.start(stackSize: stackBytes.withLock { $0 }, { exchange.run() }) {
-      exchange.abandon()
-    }
+    exchange.start()
     return TransportExchange(events: events, cancel: { exchange.cancel() })
   }
 }

@@ -7,7 +7,8 @@ import HybridInferenceCore
 /// the limit served first come, first served.
 ///
 /// `@unchecked Sendable`: every field is read and written under `lock`;
-/// exchange threads and the idle timer call in. A request past the limit
+/// exchange threads, callers' threads (an idle connection taken), the
+/// poller's thread (a connection given back) and the idle timer call in. A request past the limit
 /// blocks its exchange thread on its own semaphore until a connection is
 /// handed to it, its deadline passes or it is cancelled: one semaphore per
 /// waiter, so a release wakes the one it serves, not all of them.

@@ -5,26 +5,29 @@ import HybridInferenceCore
   import FoundationNetworking
 #endif
 
-/// One request on the HTTP/1.1 client, run start to end on a thread of its
-/// own with blocking socket calls, each bounded by `poll` and the deadline;
-/// events go straight into the stream's continuation.
+/// One request on the HTTP/1.1 client: connected and written on a thread
+/// of its own with blocking socket calls, each bounded by `poll` and the
+/// deadline, then read on the client's poller thread (`HTTP1Reading`),
+/// events going straight into the stream's continuation.
 ///
-/// Why a thread per exchange rather than an event loop: the work per byte is
-/// a `recv`, the parser and a `yield`, with no hop through a queue, and a
-/// thread blocked in `poll` costs nothing while it waits. An idle pooled
+/// Why a thread for the first half: connecting, waiting for a pool slot
+/// and writing a large body block, and a thread blocked in `poll` costs
+/// nothing while it waits. A request on an idle connection whose bytes the
+/// socket takes at once (`start`) needs none: it is written from the
+/// caller's thread and goes straight to the poller. An idle pooled
 /// connection has no thread. Cancelling (`cancel`, or the stream being
 /// terminated) shuts the socket down from the cancelling thread, so a
-/// blocked read returns at once and the server sees the connection end; the
-/// exchange thread then closes the socket, never returning it to the pool.
+/// blocked write or a waiting read returns at once and the server sees the
+/// connection end; the socket's holder then closes it, never returning it
+/// to the pool.
 ///
 /// `@unchecked Sendable`: the request, deadlines and continuation are
 /// immutable (the continuation is itself safe from any thread); what a
 /// canceller touches, the cancel flag and the socket it shuts down, is in
-/// `state`, a `Locked`; `connectedSent` and `early` are written by
-/// `sendEarly` on the caller's thread before the exchange thread starts
-/// (`pthread_create` orders the two), and by that thread alone after; when
-/// the OS refuses the thread, `abandon` reads them on the caller's thread
-/// instead, and no other thread ever does.
+/// `state`, a `Locked`; `connectedSent` and `early` belong to one thread at
+/// a time: the caller's in `start`, then the exchange thread it starts
+/// (`pthread_create` orders the two) or the poller's (handed over under its
+/// lock), which hand on in turn the same ways.
 final class HTTP1Exchange: @unchecked Sendable {
   typealias Continuation = AsyncThrowingStream<TransportEvent, any Error>.Continuation
 
@@ -32,27 +35,43 @@ final class HTTP1Exchange: @unchecked Sendable {
     var cancelled = false
     var finished = false
     /// The socket in use, which `cancel` shuts down; set only while the
-    /// exchange thread holds it open.
+    /// exchange holds it open.
     var socket: HTTP1Socket?
   }
 
-  private enum Outcome {
-    case finished
-    case redirect(URLRequest)
+  /// One try at the request: the first, a redirect's, or the same request
+  /// again on a new connection after a stale one.
+  struct Attempt {
+    let request: URLRequest
+    let redirects: Int
+    /// Whether the exchange holds a pool slot with no connection in it (a
+    /// stale one was closed), in which this try connects.
+    let holdsSlot: Bool
+    /// Whether a reused connection found stale may still be replaced.
+    let mayRetry: Bool
+
+    /// A request's first try.
+    static func first(_ request: URLRequest) -> Attempt {
+      Attempt(request: request, redirects: 0, holdsSlot: false, mayRetry: true)
+    }
+
+    /// The same request, once more on a new connection in the slot held.
+    func again() -> Attempt {
+      Attempt(request: request, redirects: redirects, holdsSlot: true, mayRetry: false)
+    }
   }
 
   private let client: HTTP1Client
   private let request: URLRequest
   private let connectTimeout: Duration
-  private let deadline: ContinuousClock.Instant
-  private let continuation: Continuation
+  let deadline: ContinuousClock.Instant
+  let continuation: Continuation
   private let state = Locked(State())
   /// Whether `.connected` went out: it is sent once, whatever retries and
-  /// redirects follow. Set by `sendEarly` before the exchange thread starts,
-  /// by that thread after.
+  /// redirects follow.
   private var connectedSent = false
   /// The request as `sendEarly` wrote it on an idle connection, for the
-  /// exchange thread to go on with (taken by its first `perform`).
+  /// exchange thread to go on with (taken by its first `send`).
   private var early: Early?
 
   /// A request written from the caller's thread: the connection, the
@@ -87,7 +106,7 @@ final class HTTP1Exchange: @unchecked Sendable {
     }
   }
 
-  private var isCancelled: Bool { state.withLock { $0.cancelled } }
+  var isCancelled: Bool { state.withLock { $0.cancelled } }
 
   /// Makes `socket` the one `cancel` shuts down (nil: none); a socket
   /// attached after a cancellation is shut down at once.
@@ -100,16 +119,33 @@ final class HTTP1Exchange: @unchecked Sendable {
 
   /// Detaches the socket; true when the exchange was cancelled meanwhile
   /// (the socket may have been shut down, so it must not be reused).
-  private func detach() -> Bool {
+  func detach() -> Bool {
     state.withLock { state in
       state.socket = nil
       return state.cancelled
     }
   }
 
-  /// On the caller's thread, before the exchange thread starts: when the
-  /// origin's pool has an idle connection, writes the request on it now,
-  /// as far as the socket takes it without waiting.
+  /// Starts the exchange from the caller's thread: the request written on
+  /// an idle connection (`sendEarly`) and, when all of it went out, its
+  /// response awaited on the poller; else a thread of its own connects or
+  /// writes the rest. When the OS refuses the thread, the stream ends at
+  /// once with `resourceUnavailable` (`abandon`).
+  func start() {
+    sendEarly()
+    if let early, early.sent == early.bytes.count {
+      self.early = nil
+      client.poller.register(
+        HTTP1Reading(
+          exchange: self, attempt: .first(request), pool: early.pool, connection: early.socket, opened: false,
+          mayRetry: true))
+    } else if !OSThread.start(stackSize: client.stackBytes.withLock { $0 }, { self.run() }) {
+      abandon()
+    }
+  }
+
+  /// When the origin's pool has an idle connection, writes the request on
+  /// it now, as far as the socket takes it without waiting.
   ///
   /// Why: the request then reaches the server while the exchange thread is
   /// still being started. On cores that a server's compute keeps busy
@@ -117,7 +153,7 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// before it runs, and curl, the yardstick, writes from the thread that
   /// read the previous answer. A fresh connection, or none idle, is left to
   /// the thread: connecting can wait, and this thread is the caller's.
-  func sendEarly() {
+  private func sendEarly() {
     guard let url = request.url, let origin = Origin(url), origin.scheme == "http",
       let bytes = try? HTTP1RequestWriter.bytes(of: request),
       case let pool = client.pool(for: origin), let socket = pool.takeIdle()
@@ -133,7 +169,7 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// (a request may be on it), and the stream finishes with
   /// `resourceUnavailable`. Called on the caller's thread, which owns
   /// `early` while no exchange thread runs.
-  func abandon() {
+  private func abandon() {
     if let early {
       self.early = nil
       _ = detach()
@@ -143,36 +179,51 @@ final class HTTP1Exchange: @unchecked Sendable {
     finish(transportError(URLError(.resourceUnavailable), url: request.url))
   }
 
-  /// The exchange thread's body: each redirect followed in turn, then the
-  /// stream finished.
-  func run() {
-    var current = request
-    var redirects = 0
+  /// The exchange thread's body for the first try.
+  private func run() {
+    drive(.first(request))
+  }
+
+  /// Sends `attempt` and hands its response to the poller, or ends the
+  /// stream with what stopped it.
+  private func drive(_ attempt: Attempt) {
     do {
-      while true {
-        switch try perform(current) {
-        case .finished:
-          finish(nil)
-          return
-        case .redirect(let next):
-          redirects += 1
-          guard redirects <= TaskRouter.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
-          current = next
-        }
-      }
+      client.poller.register(try send(attempt))
     } catch {
-      finish(transportError(error, url: current.url))
+      finish(transportError(error, url: attempt.request.url))
     }
   }
 
-  private func finish(_ error: (any Error)?) {
+  /// Goes on with `attempt` on a new exchange thread (from the poller, which
+  /// must not block on a connect); a refused thread ends the stream with
+  /// `resourceUnavailable`, giving back the slot the attempt holds.
+  func resume(_ attempt: Attempt) {
+    guard !OSThread.start(stackSize: client.stackBytes.withLock { $0 }, { self.drive(attempt) }) else { return }
+    if attempt.holdsSlot, let url = attempt.request.url, let origin = Origin(url) {
+      client.pool(for: origin).release(nil, reusable: false)
+    }
+    finish(transportError(URLError(.resourceUnavailable), url: attempt.request.url))
+  }
+
+  /// Follows a redirect the policy allowed, within the limit.
+  func follow(_ next: URLRequest, after attempt: Attempt) {
+    guard attempt.redirects < TaskRouter.maximumRedirects else {
+      finish(transportError(URLError(.httpTooManyRedirects), url: attempt.request.url))
+      return
+    }
+    resume(Attempt(request: next, redirects: attempt.redirects + 1, holdsSlot: false, mayRetry: true))
+  }
+
+  func finish(_ error: (any Error)?) {
     state.withLock { $0.finished = true }
     if let error { continuation.finish(throwing: error) } else { continuation.finish() }
   }
 
-  /// One request on one origin's pool; a connection that turns out stale
-  /// (reused, failed before any response byte) is replaced once.
-  private func perform(_ request: URLRequest) throws -> Outcome {
+  /// Writes `attempt`'s request on a connection of its origin's pool and
+  /// returns the reading of its response; a reused connection that turns
+  /// out stale (the write fails) is replaced once.
+  private func send(_ attempt: Attempt) throws -> HTTP1Reading {
+    let request = attempt.request
     guard let url = request.url, let origin = Origin(url), origin.scheme == "http" else {
       throw URLError(.unsupportedURL)
     }
@@ -180,8 +231,13 @@ final class HTTP1Exchange: @unchecked Sendable {
     let early = self.early
     self.early = nil
     let bytes = try early?.bytes ?? HTTP1RequestWriter.bytes(of: request)
-    var socket = try early?.socket ?? pool.acquire(until: deadline) { isCancelled }.socket
-    var mayRetry = socket != nil
+    var socket: HTTP1Socket?
+    if let early {
+      socket = early.socket
+    } else if !attempt.holdsSlot {
+      socket = try pool.acquire(until: deadline) { isCancelled }.socket
+    }
+    var mayRetry = attempt.mayRetry && socket != nil
     // What already went out on `socket` (sendEarly's part).
     var sent = early?.sent ?? 0
     // The slot is this exchange's from here: every path hands it back.
@@ -206,33 +262,12 @@ final class HTTP1Exchange: @unchecked Sendable {
           connectedSent = true
           continuation.yield(.connected)
         }
-        var parser = HTTP1ResponseParser(isHeadRequest: request.httpMethod == "HEAD")
-        // Counted while this request, on a connection it opened, has no
-        // byte of answer (`HTTP1ConnectionPool.release` says why).
-        var awaitingAnswer = false
-        defer { if awaitingAnswer { pool.answerBegan() } }
         do {
           try connection.write(bytes, from: sent, until: deadline) { isCancelled }
-          if opened {
-            pool.requestAwaitsFirstAnswer()
-            awaitingAnswer = true
-          }
-          let outcome = try read(connection, &parser, request: request) {
-            if awaitingAnswer {
-              awaitingAnswer = false
-              pool.answerBegan()
-            }
-          }
-          let cancelled = detach()
-          if let keepAlive = parser.head?.keepAliveTimeout {
-            // A little before the server's own limit, so a request never
-            // races the server's close.
-            connection.idleTimeout = min(HTTP1Client.defaultIdleTimeout, max(.zero, keepAlive - .seconds(1)))
-          }
-          let reusable = !cancelled && parser.allowsReuse && connection.idleTimeout > .zero
-          pool.release(connection, reusable: reusable)
-          return outcome
-        } catch  where mayRetry && !parser.receivedAnyByte && !isCancelled && Self.isStale(error) {
+          return HTTP1Reading(
+            exchange: self, attempt: attempt, pool: pool, connection: connection, opened: opened,
+            mayRetry: mayRetry)
+        } catch  where mayRetry && !isCancelled && Self.isStale(error) {
           // The server closed the idle connection as the request went out
           // (llama-server does after 5 s): nothing was answered, so the
           // request goes again on a new connection, once.
@@ -250,52 +285,15 @@ final class HTTP1Exchange: @unchecked Sendable {
   }
 
   /// Whether `error` is what a connection the server had closed gives.
-  private static func isStale(_ error: any Error) -> Bool {
+  static func isStale(_ error: any Error) -> Bool {
     if let parse = error as? HTTP1ParseError { return parse == .closedBeforeResponse }
     return (error as? URLError)?.code == .networkConnectionLost
-  }
-
-  /// Reads the response, delivering its head and body; returns how it ended.
-  /// `answerBegan` is called when the first bytes arrive.
-  private func read(
-    _ connection: HTTP1Socket, _ parser: inout HTTP1ResponseParser, request: URLRequest,
-    answerBegan: () -> Void
-  ) throws -> Outcome {
-    let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: HTTP1Client.readBufferBytes)
-    defer { buffer.deallocate() }
-    while !parser.isComplete {
-      let count = try connection.read(into: UnsafeMutableRawBufferPointer(buffer), until: deadline) { isCancelled }
-      if count > 0 { answerBegan() }
-      let events =
-        count == 0 ? try parser.finish() : try parser.feed(UnsafeBufferPointer(rebasing: buffer[0..<count]))
-      for event in events {
-        switch event {
-        case .head(let head):
-          if let next = try redirect(head, of: request) {
-            // The redirect's body is not read: the connection closes.
-            _ = detach()
-            connection.shutdown()
-            parser = HTTP1ResponseParser()
-            return .redirect(next)
-          }
-          let delivered = ResponseHead(
-            statusCode: head.statusCode, contentType: head.value("Content-Type"),
-            retryAfter: head.value("Retry-After"))
-          guard case .enqueued = continuation.yield(.head(delivered)) else { throw URLError(.cancelled) }
-        case .body(let data):
-          guard case .enqueued = continuation.yield(.body(data)) else { throw URLError(.cancelled) }
-        case .end:
-          break
-        }
-      }
-    }
-    return .finished
   }
 
   /// The request a redirect asks for when the policy follows it, nil when
   /// `head` is not a redirect; throws when the policy refuses it (as
   /// `TaskRouter` does for URLSession).
-  private func redirect(_ head: HTTP1ResponseHead, of request: URLRequest) throws -> URLRequest? {
+  func redirect(_ head: HTTP1ResponseHead, of request: URLRequest) throws -> URLRequest? {
     guard [301, 302, 303, 307, 308].contains(head.statusCode), let location = head.value("Location"),
       let from = request.url
     else { return nil }
@@ -311,7 +309,7 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// close before any response byte `.badServerResponse`, a truncated
   /// response `.networkConnectionLost`, a malformed one `.badServerResponse`;
   /// failing URLs reduced to their origin.
-  private func transportError(_ error: any Error, url: URL?) -> any Error {
+  func transportError(_ error: any Error, url: URL?) -> any Error {
     let code: URLError.Code
     switch error {
     case let failure as TransportFailure:

@@ -17,17 +17,17 @@ import HybridInferenceCore
   private let noSignal: Int32 = 0
 #endif
 
-/// One TCP connection, used with blocking semantics from one thread at a
-/// time (the exchange that holds it), with `poll` bounding every wait by a
-/// deadline.
+/// One TCP connection (non-blocking), connected and written with `poll`
+/// bounding every wait by a deadline; its responses are read by the
+/// client's poller (`HTTP1Reading`).
 ///
 /// `@unchecked Sendable`: the descriptor is only read, written and closed by
 /// the thread that holds the connection (the pool hands it to one exchange
-/// at a time; an exchange that writes its request from the caller's thread
-/// hands it on to its own thread by starting that thread, which orders the
-/// two); the one call another thread makes is `shutdown`, which the
-/// kernel allows concurrently and which only makes the holder's blocked
-/// `poll`/`recv` return at once. The descriptor is closed only by the holder,
+/// at a time; an exchange hands it on from the caller's thread to its own
+/// by starting that thread, and to the poller's under the poller's lock);
+/// the one call another thread makes is `shutdown`, which the kernel allows
+/// concurrently and which only makes the holder's `poll` or the poller's
+/// wait return at once. The descriptor is closed only by the holder,
 /// after the canceller can no longer reach it (see `HTTP1Exchange`), so a
 /// `shutdown` never lands on a reused descriptor number.
 final class HTTP1Socket: @unchecked Sendable {
@@ -159,25 +159,6 @@ final class HTTP1Socket: @unchecked Sendable {
       if reached >= bytes.count { return }
       offset = reached
       try wait(for: Int16(POLLOUT), until: deadline, isCancelled: isCancelled)
-    }
-  }
-
-  /// Reads what is there into `buffer` (waiting for at least one byte);
-  /// 0 at the end of the stream.
-  func read(
-    into buffer: UnsafeMutableRawBufferPointer, until deadline: ContinuousClock.Instant, isCancelled: () -> Bool
-  ) throws(URLError) -> Int {
-    while true {
-      let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-      if count >= 0 {
-        if count == 0, isCancelled() { throw URLError(.cancelled) }
-        return count
-      }
-      if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-        try wait(for: Int16(POLLIN), until: deadline, isCancelled: isCancelled)
-      } else {
-        throw isCancelled() ? URLError(.cancelled) : URLError(.networkConnectionLost)
-      }
     }
   }
 

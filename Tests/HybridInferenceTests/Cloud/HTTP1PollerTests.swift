@@ -1,0 +1,113 @@
+import Foundation
+import XCTest
+
+@testable import HybridInferenceCore
+@testable import HybridInferenceRemote
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Responses are awaited on the client's one poller thread (`HTTP1Poller`),
+/// not a thread per exchange: a burst of answers is one wake-up there, as
+/// it is for curl (RESULTS.md §7, llama-server at 32 warm).
+final class HTTP1PollerTests: XCTestCase {
+  private static let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+  /// Sixteen requests on warm connections, answered a second later: the
+  /// process does not hold a thread per request meanwhile. Before the
+  /// poller each waited on an exchange thread of its own (16 more threads).
+  func testWarmRequestsInFlight_areAwaitedWithoutAThreadEach() async throws {
+    let server = try ScriptedHTTPServer { _, request, _ in
+      // The first requests together (so each opens a connection), the
+      // second ones held while the test counts threads.
+      Thread.sleep(forTimeInterval: request == 0 ? 0.3 : 1.0)
+      return .send(Self.ok)
+    }
+    defer { server.stop() }
+    let transport = HTTPTransport(maximumConnectionsPerHost: 16)
+    let url = try server.url()
+    let opened = await Self.burst(transport, url, 16)
+    XCTAssertEqual(opened, 16)
+    XCTAssertEqual(server.stats.withLock(\.connections), 16)
+    let before = Self.threadCount()
+    async let answered = Self.burst(transport, url, 16)
+    try await Task.sleep(for: .milliseconds(500))
+    let during = Self.threadCount()
+    let warm = await answered
+    XCTAssertEqual(warm, 16)
+    XCTAssertEqual(server.stats.withLock(\.connections), 16, "every second request went on a warm connection")
+    XCTAssertLessThan(during - before, 6, "threads while 16 warm requests waited: \(before) -> \(during)")
+  }
+
+  /// A request with a short deadline, made while the poller waits for one
+  /// with a long deadline, ends at its own: the poller is woken to wait
+  /// less, rather than sleeping until the long one's deadline.
+  func testAShortDeadline_behindALongOne_endsOnTime() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in .sendAndHold("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n") }
+    defer { server.stop() }
+    let transport = HTTPTransport()
+    let request = URLRequest(url: try server.url())
+    let long = transport.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(30))
+    defer { long.cancel() }
+    for try await event in long.events {
+      if case .head = event { break }
+    }
+    let start = ContinuousClock.now
+    let short = transport.exchange(request, connectTimeout: .seconds(5), deadline: .now + .milliseconds(300))
+    var failure: (any Error)?
+    do {
+      for try await _ in short.events {}
+    } catch {
+      failure = error
+    }
+    XCTAssertEqual(failure as? TransportFailure, .deadlineExceeded, "\(String(describing: failure))")
+    XCTAssertLessThan(ContinuousClock.now - start, .seconds(3))
+  }
+
+  /// The poller's thread ends when it has had nothing to wait for during
+  /// its linger, and the next request starts it again.
+  func testThePollersThread_endsWhenIdle_andStartsAgain() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in .send(Self.ok) }
+    defer { server.stop() }
+    let client = HTTP1Client(maximumConnectionsPerHost: 4, redirectPolicy: .never, pollerLinger: .milliseconds(50))
+    let request = URLRequest(url: try server.url())
+    for round in 0..<3 {
+      let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+      var body = Data()
+      for try await event in exchange.events {
+        if case .body(let data) = event { body += data }
+      }
+      XCTAssertEqual(body, Data("ok".utf8), "round \(round)")
+      for _ in 0..<200 where client.poller.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+      XCTAssertFalse(client.poller.isRunning, "round \(round): the thread ended once idle")
+    }
+  }
+
+  /// `count` GET requests at once; how many were answered "ok".
+  private static func burst(_ transport: HTTPTransport, _ url: URL, _ count: Int) async -> Int {
+    await withTaskGroup(of: Bool.self) { group in
+      for _ in 0..<count {
+        group.addTask {
+          let exchange = transport.exchange(
+            URLRequest(url: url), connectTimeout: .seconds(5), deadline: .now + .seconds(20))
+          var body = Data()
+          do {
+            for try await event in exchange.events {
+              if case .body(let data) = event { body += data }
+            }
+          } catch {
+            return false
+          }
+          return body == Data("ok".utf8)
+        }
+      }
+      return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+  }
+
+  /// The threads of this process.
+  private static func threadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+  }
+}
