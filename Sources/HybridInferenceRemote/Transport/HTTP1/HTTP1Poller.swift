@@ -23,10 +23,11 @@ import HybridInferenceCore
 /// flight), and a registration made during a wait wakes the thread once
 /// through a pipe, however many arrive before it looks.
 ///
-/// `@unchecked Sendable`: `state` is behind a `Locked`; the pipe's
-/// descriptors are immutable after `init`, and a write to it is safe from
-/// any thread. A reading is touched only by this thread once registered
-/// (handed over under the lock).
+/// `@unchecked Sendable`: `state`, the pipe's descriptors included, is
+/// behind a `Locked`; the pipe is written under it. A reading is touched
+/// only by this thread once registered (handed over under the lock), or,
+/// when the OS refuses the thread, by the registering thread after taking
+/// every reading out of the table: no poller thread exists then.
 final class HTTP1Poller: @unchecked Sendable {
   private struct State {
     var readings: [UInt64: HTTP1Reading] = [:]
@@ -37,12 +38,12 @@ final class HTTP1Poller: @unchecked Sendable {
     var waiting = false
     /// Whether a byte is in the pipe the thread has not drained yet.
     var woken = false
+    /// The pipe that wakes the thread (read end, write end): made by the
+    /// first registration, and tried again by the next when the OS
+    /// refused it; kept until `deinit`.
+    var wake: (read: Int32, write: Int32)?
   }
 
-  /// The pipe that wakes the thread: read end, write end (-1 when the OS
-  /// refused it: the thread then only wakes at deadlines and every
-  /// registration is refused).
-  private let wake: (read: Int32, write: Int32)
   private let stackBytes: @Sendable () -> Int
   private let linger: Duration
   private let state = Locked(State())
@@ -54,49 +55,56 @@ final class HTTP1Poller: @unchecked Sendable {
   init(stackBytes: @escaping @Sendable () -> Int, linger: Duration) {
     self.stackBytes = stackBytes
     self.linger = linger
-    var ends: [Int32] = [-1, -1]
-    if pipe(&ends) == 0 {
-      for end in ends {
-        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-      }
-      wake = (ends[0], ends[1])
-    } else {
-      wake = (-1, -1)
-    }
   }
 
   deinit {
-    if wake.read >= 0 { _ = Glibc.close(wake.read) }
-    if wake.write >= 0 { _ = Glibc.close(wake.write) }
+    if let wake = state.withLock({ $0.wake }) {
+      _ = Glibc.close(wake.read)
+      _ = Glibc.close(wake.write)
+    }
+  }
+
+  /// A non-blocking, close-on-exec pipe; nil when the OS refuses one.
+  private static func makePipe() -> (read: Int32, write: Int32)? {
+    var ends: [Int32] = [-1, -1]
+    guard pipe(&ends) == 0 else { return nil }
+    for end in ends {
+      _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+    }
+    return (ends[0], ends[1])
   }
 
   /// Whether the thread runs (for tests).
   var isRunning: Bool { state.withLock { $0.running } }
 
   /// Waits for `reading`'s response on this poller's thread, started if
-  /// need be. When the OS refused the wake pipe or refuses the thread, the
-  /// reading (and any registered meanwhile) ends with `resourceUnavailable`.
+  /// need be. When the OS refuses the wake pipe, the reading ends with
+  /// `resourceUnavailable`; when it refuses the thread, so does every
+  /// reading registered meanwhile.
   func register(_ reading: HTTP1Reading) {
-    guard wake.write >= 0 else {
-      reading.fail(URLError(.resourceUnavailable))
-      reading.end()
-      return
-    }
-    let (start, signal) = state.withLock { state -> (Bool, Bool) in
+    let (wake, start) = state.withLock { state -> ((read: Int32, write: Int32)?, Bool) in
+      if state.wake == nil { state.wake = Self.makePipe() }
+      guard let wake = state.wake else { return (nil, false) }
       state.readings[state.nextID] = reading
       state.nextID += 1
       let start = !state.running
       state.running = true
-      let signal = state.waiting && !state.woken
-      if signal { state.woken = true }
-      return (start, signal)
+      if state.waiting, !state.woken {
+        // Under the lock: one byte into a non-blocking pipe, which the
+        // thread drains before it waits again.
+        state.woken = true
+        var one: UInt8 = 1
+        _ = Glibc.write(wake.write, &one, 1)
+      }
+      return (wake, start)
     }
-    if signal {
-      var one: UInt8 = 1
-      _ = Glibc.write(wake.write, &one, 1)
+    guard let wake else {
+      reading.fail(URLError(.resourceUnavailable))
+      reading.end()
+      return
     }
-    if start, !OSThread.start(stackSize: stackBytes(), name: "hi-http-poll", { self.run() }) {
+    if start, !OSThread.start(stackSize: stackBytes(), name: "hi-http-poll", { self.run(waking: wake.read) }) {
       let stranded = state.withLock { state in
         state.running = false
         defer { state.readings = [:] }
@@ -109,9 +117,10 @@ final class HTTP1Poller: @unchecked Sendable {
     }
   }
 
-  /// The thread's body: waits until a response has bytes or a deadline
-  /// passes, reads or expires each, until idle for `linger`.
-  private func run() {
+  /// The thread's body (`wakeRead`: the pipe's read end): waits until a
+  /// response has bytes or a deadline passes, reads or expires each, until
+  /// idle for `linger`.
+  private func run(waking wakeRead: Int32) {
     var descriptors: [pollfd] = []
     var ids: [UInt64] = []
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: HTTP1Client.readBufferBytes)
@@ -121,7 +130,7 @@ final class HTTP1Poller: @unchecked Sendable {
       let now = ContinuousClock.now
       descriptors.removeAll(keepingCapacity: true)
       ids.removeAll(keepingCapacity: true)
-      descriptors.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
+      descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
       let wait = state.withLock { state -> Duration? in
         let wakesAt: ContinuousClock.Instant
         if state.readings.isEmpty {
@@ -152,13 +161,16 @@ final class HTTP1Poller: @unchecked Sendable {
         state.woken = false
       }
       if ready > 0 {
-        if descriptors[0].revents != 0 { drainWake() }
+        if descriptors[0].revents != 0 { Self.drain(wakeRead) }
         for index in ids.indices where descriptors[index + 1].revents != 0 {
           let id = ids[index]
-          // Gone when it ended at its deadline after the list was built.
           guard let reading = state.withLock({ $0.readings[id] }), reading.read(into: buffer) else { continue }
           finish(id, reading)
         }
+      } else if ready < 0, errno != EINTR {
+        // The kernel short of memory: wait a little rather than spin;
+        // deadlines still end what it keeps from being read.
+        usleep(10_000)
       }
       let checked = ContinuousClock.now
       let expired = state.withLock { state in state.readings.filter { $0.value.deadline <= checked } }
@@ -169,9 +181,9 @@ final class HTTP1Poller: @unchecked Sendable {
     }
   }
 
-  private func drainWake() {
+  private static func drain(_ descriptor: Int32) {
     var bytes = (UInt64(0), UInt64(0))
-    while withUnsafeMutableBytes(of: &bytes, { Glibc.read(wake.read, $0.baseAddress, $0.count) }) > 0 {}
+    while withUnsafeMutableBytes(of: &bytes, { Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
   }
 
   /// Forgets an ended reading, then ends it (which may hand its connection

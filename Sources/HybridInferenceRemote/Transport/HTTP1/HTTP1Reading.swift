@@ -19,7 +19,8 @@ import HybridInferenceCore
 ///
 /// `@unchecked Sendable`: made on the thread that wrote the request and
 /// handed to the poller under its lock; from then on only the poller's
-/// thread touches it.
+/// thread touches it, or, when the OS refuses that thread, the registering
+/// thread, which took it out of the poller's table first.
 final class HTTP1Reading: @unchecked Sendable {
   private enum Ending {
     case finished
