@@ -126,6 +126,9 @@ final class HTTP1Poller: @unchecked Sendable {
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: HTTP1Client.readBufferBytes)
     defer { buffer.deallocate() }
     var idleSince: ContinuousClock.Instant?
+    // The earliest deadline in the list: no reading can have expired
+    // before it, so the table is not scanned on every wake.
+    var firstDeadline: ContinuousClock.Instant?
     while true {
       let now = ContinuousClock.now
       descriptors.removeAll(keepingCapacity: true)
@@ -143,13 +146,14 @@ final class HTTP1Poller: @unchecked Sendable {
           wakesAt = since + linger
         } else {
           idleSince = nil
-          var earliest = ContinuousClock.Instant.now + .seconds(60)
+          var earliest = now + .seconds(60)
           for (id, reading) in state.readings {
             ids.append(id)
             descriptors.append(pollfd(fd: reading.descriptor, events: Int16(POLLIN), revents: 0))
             earliest = min(earliest, reading.deadline)
           }
           wakesAt = earliest
+          firstDeadline = earliest
         }
         state.waiting = true
         return max(.zero, wakesAt - now)
@@ -173,6 +177,10 @@ final class HTTP1Poller: @unchecked Sendable {
         usleep(10_000)
       }
       let checked = ContinuousClock.now
+      // A reading registered during the wait is checked on the next turn,
+      // whose wait is then zero if its deadline has passed.
+      guard let first = firstDeadline, first <= checked else { continue }
+      firstDeadline = nil
       let expired = state.withLock { state in state.readings.filter { $0.value.deadline <= checked } }
       for (id, reading) in expired {
         reading.fail(URLError(.timedOut))
