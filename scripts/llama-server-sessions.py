@@ -14,8 +14,9 @@ uses (first request to last token). Every request is greedy (temperature 0,
 top_k 1), seeded, with cache_prompt on (a slot keeps the prompt prefix it
 shares with the next request, as the library's sequences keep the
 instructions). Prints one JSON line: {"tokens": generated tokens from the
-server's own replies (tokens_predicted), "seconds": wall time, "perRequest":
-[tokens, ...]}. Standard library only.
+server's own replies (tokens_predicted), "seconds": wall time, "prefilled":
+prompt tokens the server decoded rather than took from a slot's cache (its
+timings' prompt_n, summed), "perRequest": [tokens, ...]}. Standard library only.
 """
 
 import http.client
@@ -50,6 +51,7 @@ def main():
     ]
     start_line = threading.Barrier(len(requests) + 1)
     generated = [0] * len(requests)
+    prefilled = [0] * len(requests)
     finished = [0.0] * len(requests)
     errors = []
 
@@ -66,7 +68,9 @@ def main():
             if reply.status != 200:
                 errors.append(f"HTTP {reply.status}: {payload[:200]!r}")
                 return
-            generated[index] = int(json.loads(payload)["tokens_predicted"])
+            answer = json.loads(payload)
+            generated[index] = int(answer["tokens_predicted"])
+            prefilled[index] = int(answer["timings"]["prompt_n"])
         except Exception as error:  # reported, never hidden
             errors.append(repr(error))
 
@@ -82,7 +86,16 @@ def main():
     if errors:
         print(json.dumps({"errors": errors}))
         sys.exit(1)
-    print(json.dumps({"tokens": sum(generated), "seconds": max(finished) - start, "perRequest": generated}))
+    print(
+        json.dumps(
+            {
+                "tokens": sum(generated),
+                "seconds": max(finished) - start,
+                "prefilled": sum(prefilled),
+                "perRequest": generated,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -153,11 +153,12 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "about 2.5x a step of one on this CPU (Q4_1 matmuls are dot products per token), so"
     echo "four sessions get about 1.5x one. While several answer, each gets its text every fourth"
     echo "step (waking four consumer tasks every step cost about 3%: 0.938x llama-server before). Each round's prompts are new (round and session in"
-    echo "the text) so that neither side reuses another request's prompt; both reuse the"
-    echo "template's own opening (SmolLM2's default system turn). llama-server runs beside, on"
-    echo "the same cores, reached through the library's OpenAICompatibleModel (HTTP on loopback);"
-    echo "its 16-session figure suffers from FoundationNetworking opening 16 connections at once"
-    echo "(section 7)."
+    echo "the text, the first word alternating with the round) so that neither side reuses another"
+    echo "request's words; both reuse the template's own opening (SmolLM2's default system turn)."
+    echo "llama-server runs beside, on the same cores, with \`--cache-ram 0\` (its RAM prompt cache"
+    echo "would restore an earlier round's request), driven by a Python client"
+    echo "(scripts/llama-server-sessions.py); the last lines print the prompt tokens each side"
+    echo "decoded per round, which must match for the speeds to compare."
     echo
     echo "## Structured output: grammar overhead on decode (issue 11: under 15%)"
     echo; echo '```'; cat "$OUT/grammar"; echo '```'; echo

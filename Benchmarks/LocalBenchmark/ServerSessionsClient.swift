@@ -38,11 +38,13 @@ struct ServerSessionsClient {
   private struct Reply: Decodable {
     let tokens: Int
     let seconds: Double
+    let prefilled: Int
   }
 
   /// Aggregate generated tokens per second of one request per prompt, all
-  /// sent at once, as the server's replies count them.
-  func aggregate(prompts: [[Int32]], tokens: Int) async throws -> Double {
+  /// sent at once, as the server's replies count them, and how many prompt
+  /// tokens the server decoded (the rest it took from its slots' caches).
+  func aggregate(prompts: [[Int32]], tokens: Int) async throws -> ConcurrentSessions.Round {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("sessions-\(UUID().uuidString).json")
     defer { try? FileManager.default.removeItem(at: file) }
     try JSONEncoder().encode(Requests(requests: prompts.map { .init(prompt: $0, predict: tokens) })).write(to: file)
@@ -60,6 +62,6 @@ struct ServerSessionsClient {
     guard process.terminationStatus == 0, let reply = try? JSONDecoder().decode(Reply.self, from: data) else {
       throw ClientError(description: "the client failed: \(String(decoding: data, as: UTF8.self))")
     }
-    return Double(reply.tokens) / reply.seconds
+    return .init(tokensPerSecond: Double(reply.tokens) / reply.seconds, prefilled: reply.prefilled)
   }
 }
