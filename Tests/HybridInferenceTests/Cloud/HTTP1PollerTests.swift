@@ -84,6 +84,40 @@ final class HTTP1PollerTests: XCTestCase {
     }
   }
 
+  /// The OS refusing the wake pipe fails the request that needed it with a
+  /// typed error, frees its connection slot, and the next request makes
+  /// the pipe and is answered (one slot: a leaked one would hang it).
+  func testARefusedWakePipe_failsThatRequest_andTheNextOneMakesIt() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in .send(Self.ok) }
+    defer { server.stop() }
+    let refusals = Locked(1)
+    let client = HTTP1Client(
+      maximumConnectionsPerHost: 1, redirectPolicy: .never,
+      wakePipe: {
+        let refused = refusals.withLock { count in
+          defer { count -= 1 }
+          return count > 0
+        }
+        return refused ? nil : HTTP1Poller.systemPipe()
+      })
+    let request = URLRequest(url: try server.url())
+    var failure: (any Error)?
+    do {
+      let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+      for try await _ in exchange.events {}
+    } catch {
+      failure = error
+    }
+    XCTAssertEqual((failure as? URLError)?.code, .resourceUnavailable, "\(String(describing: failure))")
+    XCTAssertEqual(refusals.withLock { $0 }, 0, "the pipe was asked for once")
+    let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    var body = Data()
+    for try await event in exchange.events {
+      if case .body(let data) = event { body += data }
+    }
+    XCTAssertEqual(body, Data("ok".utf8))
+  }
+
   /// `count` GET requests at once; how many were answered "ok".
   private static func burst(_ transport: HTTPTransport, _ url: URL, _ count: Int) async -> Int {
     await withTaskGroup(of: Bool.self) { group in

@@ -49,15 +49,18 @@ package final class HTTP1Client: Sendable {
   /// The thread every response is read on.
   let poller: HTTP1Poller
 
+  /// `pollerLinger` and `wakePipe` are the poller's (`HTTP1Poller`): tests
+  /// shorten the one and refuse the other.
   init(
     maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy, stackBytes: Int = threadStackBytes,
-    pollerLinger: Duration = pollerLinger
+    pollerLinger: Duration = pollerLinger,
+    wakePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = HTTP1Poller.systemPipe
   ) {
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
     self.redirectPolicy = redirectPolicy
     let stackBytes = Locked(stackBytes)
     self.stackBytes = stackBytes
-    poller = HTTP1Poller(stackBytes: { stackBytes.withLock { $0 } }, linger: pollerLinger)
+    poller = HTTP1Poller(stackBytes: { stackBytes.withLock { $0 } }, linger: pollerLinger, makePipe: wakePipe)
   }
 
   deinit {

@@ -46,15 +46,21 @@ final class HTTP1Poller: @unchecked Sendable {
 
   private let stackBytes: @Sendable () -> Int
   private let linger: Duration
+  private let makePipe: @Sendable () -> (read: Int32, write: Int32)?
   private let state = Locked(State())
 
   /// - Parameters:
   ///   - stackBytes: The stack of the thread, read each time it starts.
   ///   - linger: How long the thread waits with nothing registered
   ///     before it ends.
-  init(stackBytes: @escaping @Sendable () -> Int, linger: Duration) {
+  ///   - makePipe: Makes the wake pipe (`systemPipe`; tests refuse it).
+  init(
+    stackBytes: @escaping @Sendable () -> Int, linger: Duration,
+    makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = systemPipe
+  ) {
     self.stackBytes = stackBytes
     self.linger = linger
+    self.makePipe = makePipe
   }
 
   deinit {
@@ -65,7 +71,7 @@ final class HTTP1Poller: @unchecked Sendable {
   }
 
   /// A non-blocking, close-on-exec pipe; nil when the OS refuses one.
-  private static func makePipe() -> (read: Int32, write: Int32)? {
+  @Sendable static func systemPipe() -> (read: Int32, write: Int32)? {
     var ends: [Int32] = [-1, -1]
     guard pipe(&ends) == 0 else { return nil }
     for end in ends {
@@ -84,7 +90,7 @@ final class HTTP1Poller: @unchecked Sendable {
   /// reading registered meanwhile.
   func register(_ reading: HTTP1Reading) {
     let (wake, start) = state.withLock { state -> ((read: Int32, write: Int32)?, Bool) in
-      if state.wake == nil { state.wake = Self.makePipe() }
+      if state.wake == nil { state.wake = makePipe() }
       guard let wake = state.wake else { return (nil, false) }
       state.readings[state.nextID] = reading
       state.nextID += 1
