@@ -134,7 +134,7 @@ package final class HTTPTransport: Sendable {
       router.attachTimers(exchangeID, [connectTimer, deadlineTimer])
       task.resume()
     }
-    return TransportExchange(events: events, cancel: cancel)
+    return TransportExchange(events: TransportEvents(events), cancel: cancel)
   }
 }
 
@@ -142,7 +142,7 @@ package final class HTTPTransport: Sendable {
 struct TransportExchange: Sendable {
   /// `.connected`, the head, then the body as it arrives; throws `URLError` or
   /// `TransportFailure` on failure.
-  let events: AsyncThrowingStream<TransportEvent, any Error>
+  let events: TransportEvents
   /// Stops the exchange; harmless once it has ended.
   let cancel: @Sendable () -> Void
 }

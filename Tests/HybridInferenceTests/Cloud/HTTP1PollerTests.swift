@@ -118,6 +118,73 @@ final class HTTP1PollerTests: XCTestCase {
     XCTAssertEqual(body, Data("ok".utf8))
   }
 
+  /// A server that sends a body faster than its consumer reads it: the
+  /// client stops reading that socket once `readAheadBytes` wait unread in
+  /// the stream, so memory holds that and the sockets' buffers, not the
+  /// whole body; once the consumer goes on, so does the reading. Before,
+  /// the poller read everything the server sent (hundreds of MiB a second
+  /// on loopback) into the stream's buffer.
+  func testABodyFasterThanItsConsumer_isReadOnlyAsFarAsTheReadAhead() async throws {
+    let total = 256 << 20
+    let server = try ScriptedHTTPServer { _, _, _ in
+      .flood(head: "HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\n\r\n", bytes: total)
+    }
+    defer { server.stop() }
+    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never)
+    let exchange = client.exchange(
+      URLRequest(url: try server.url()), connectTimeout: .seconds(5), deadline: .now + .seconds(30))
+    defer { exchange.cancel() }
+    var events = exchange.events.makeAsyncIterator()
+    var received = 0
+    while received == 0, let event = try await events.next() {
+      if case .body(let data) = event { received += data.count }
+    }
+    // The consumer stops for a second while the server sends.
+    try await Task.sleep(for: .seconds(1))
+    let sentWhileStopped = server.stats.withLock(\.floodedBytes)
+    XCTAssertLessThan(sentWhileStopped, 32 << 20, "bytes the server got into the socket while nobody read")
+    // It reads on: the reading goes on too, past what was sent while it waited.
+    while received < sentWhileStopped + (8 << 20), let event = try await events.next() {
+      if case .body(let data) = event { received += data.count }
+    }
+    XCTAssertGreaterThanOrEqual(received, sentWhileStopped + (8 << 20))
+  }
+
+  /// Cancelling a response whose socket the poller stopped reading (its
+  /// consumer behind) ends it at once: the one connection slot is free for
+  /// the next request, not held until the first one's deadline.
+  func testCancellingAResponseNotBeingRead_freesItsSlotAtOnce() async throws {
+    let total = 256 << 20
+    let server = try ScriptedHTTPServer { connection, _, _ in
+      guard connection == 0 else { return .send(Self.ok) }
+      return .flood(head: "HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\n\r\n", bytes: total)
+    }
+    defer { server.stop() }
+    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never)
+    let request = URLRequest(url: try server.url())
+    let flooded = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(60))
+    var events = flooded.events.makeAsyncIterator()
+    while let event = try await events.next() {
+      if case .body = event { break }
+    }
+    // Until the server's sending stalls: the poller has stopped reading.
+    var sent = -1
+    while sent != server.stats.withLock(\.floodedBytes) {
+      sent = server.stats.withLock(\.floodedBytes)
+      try await Task.sleep(for: .milliseconds(200))
+    }
+    XCTAssertLessThan(sent, total)
+    flooded.cancel()
+    let start = ContinuousClock.now
+    let next = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(20))
+    var body = Data()
+    for try await event in next.events {
+      if case .body(let data) = event { body += data }
+    }
+    XCTAssertEqual(body, Data("ok".utf8))
+    XCTAssertLessThan(ContinuousClock.now - start, .seconds(5), "the slot came free when the first was cancelled")
+  }
+
   /// `count` GET requests at once; how many were answered "ok".
   private static func burst(_ transport: HTTPTransport, _ url: URL, _ count: Int) async -> Int {
     await withTaskGroup(of: Bool.self) { group in

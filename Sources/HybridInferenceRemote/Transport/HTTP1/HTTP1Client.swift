@@ -40,6 +40,14 @@ package final class HTTP1Client: Sendable {
   /// before it ends (a client in steady use keeps it; an idle one holds none).
   static let pollerLinger: Duration = .seconds(2)
 
+  /// How many body bytes of one response may wait in its stream, read but
+  /// not yet taken by its consumer, before the poller stops reading that
+  /// socket (`TransportEvents`): the most a response holds in memory
+  /// besides the sockets' own buffers, whatever the server sends. A
+  /// consumer at pace never waits on it: a chunk is at most
+  /// `readBufferBytes`, taken long before sixteen more arrive.
+  static let readAheadBytes = 1 << 20
+
   /// The stack of the next threads (exchanges', the poller's when it
   /// starts): `threadStackBytes`; tests ask for one the OS cannot map (at
   /// `init`, or between two requests) to see an exchange whose thread is
@@ -99,6 +107,7 @@ package final class HTTP1Client: Sendable {
       continuation: continuation)
     continuation.onTermination = { _ in exchange.cancel() }
     exchange.start()
-    return TransportExchange(events: events, cancel: { exchange.cancel() })
+    return TransportExchange(
+      events: TransportEvents(events, consumed: { exchange.consumed($0) }), cancel: { exchange.cancel() })
   }
 }

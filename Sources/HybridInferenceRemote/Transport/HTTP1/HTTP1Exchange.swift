@@ -1,5 +1,6 @@
 import Foundation
 import HybridInferenceCore
+import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -67,6 +68,10 @@ final class HTTP1Exchange: @unchecked Sendable {
   let deadline: ContinuousClock.Instant
   let continuation: Continuation
   private let state = Locked(State())
+  /// Body bytes yielded into the stream and not yet taken by the consumer
+  /// (`TransportEvents`); an atomic, since the poller adds and the consumer
+  /// subtracts, each on its own thread, once per chunk.
+  private let unread = Atomic<Int>(0)
   /// Whether `.connected` went out: it is sent once, whatever retries and
   /// redirects follow.
   private var connectedSent = false
@@ -99,14 +104,42 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// Stops the exchange from any thread without waiting for it; harmless
   /// once it has ended.
   func cancel() {
-    state.withLock { state in
-      guard !state.finished, !state.cancelled else { return }
+    let cancelled = state.withLock { state in
+      guard !state.finished, !state.cancelled else { return false }
       state.cancelled = true
       state.socket?.shutdown()
+      return true
     }
+    // A reading the poller may have stopped (`isBehind`; once stopped, it is
+    // woken only under half the read-ahead) is read again, and ends.
+    if cancelled, unread.load(ordering: .relaxed) >= HTTP1Client.readAheadBytes / 2 { client.poller.wake() }
   }
 
   var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+  /// Counts `bytes` of body into the stream, before they are yielded.
+  func yielding(_ bytes: Int) {
+    unread.add(bytes, ordering: .relaxed)
+  }
+
+  /// The consumer took `bytes` of body. The poller stops reading this
+  /// socket at `readAheadBytes` unread and is woken when the consumer is
+  /// back under half of it, so a consumer slower than the server costs a
+  /// wake-up per half of the read-ahead, not per chunk. (Counted before the
+  /// poller's lock is taken: the poller reads the count under it, so it
+  /// either sees the new count or is woken.)
+  func consumed(_ bytes: Int) {
+    let resume = HTTP1Client.readAheadBytes / 2
+    let (before, after) = unread.subtract(bytes, ordering: .relaxed)
+    if before >= resume, after < resume { client.poller.wake() }
+  }
+
+  /// Whether the consumer is so far behind that the socket is not read
+  /// (`HTTP1Client.readAheadBytes`). Never once cancelled: the poller must
+  /// then see the socket shut down, and give its slot back.
+  var isBehind: Bool {
+    unread.load(ordering: .relaxed) >= HTTP1Client.readAheadBytes && !isCancelled
+  }
 
   /// Makes `socket` the one `cancel` shuts down (nil: none); a socket
   /// attached after a cancellation is shut down at once.

@@ -23,6 +23,11 @@ import HybridInferenceCore
 /// flight), and a registration made during a wait wakes the thread once
 /// through a pipe, however many arrive before it looks.
 ///
+/// A response whose consumer is `HTTP1Client.readAheadBytes` behind is left
+/// out of the list (`HTTP1Reading.isBehind`), its deadline still kept, until
+/// its consumer or a cancellation calls `wake()`: what a fast server sends
+/// then waits in the socket, not in the stream's buffer.
+///
 /// `@unchecked Sendable`: `state`, the pipe's descriptors included, is
 /// behind a `Locked`; the pipe is written under it. A reading is touched
 /// only by this thread once registered (handed over under the lock), or,
@@ -96,13 +101,7 @@ final class HTTP1Poller: @unchecked Sendable {
       state.nextID += 1
       let start = !state.running
       state.running = true
-      if state.waiting, !state.woken {
-        // Under the lock: one byte into a non-blocking pipe, which the
-        // thread drains before it waits again.
-        state.woken = true
-        var one: UInt8 = 1
-        _ = Glibc.write(wake.write, &one, 1)
-      }
+      Self.nudge(&state)
       return (wake, start)
     }
     guard let wake else {
@@ -121,6 +120,22 @@ final class HTTP1Poller: @unchecked Sendable {
         reading.end()
       }
     }
+  }
+
+  /// Makes the thread look at its table again: a reading it stopped
+  /// reading (`HTTP1Reading.isBehind`) may be read now.
+  func wake() {
+    state.withLock { Self.nudge(&$0) }
+  }
+
+  /// Wakes a thread in (or about to enter) `poll` with a list made before
+  /// now: one byte into the non-blocking pipe, under the lock, which the
+  /// thread drains before it waits again; nothing when one is there already.
+  private static func nudge(_ state: inout State) {
+    guard state.waiting, !state.woken, let wake = state.wake else { return }
+    state.woken = true
+    var one: UInt8 = 1
+    _ = Glibc.write(wake.write, &one, 1)
   }
 
   /// The thread's body (`wakeRead`: the pipe's read end): waits until a
@@ -154,9 +169,11 @@ final class HTTP1Poller: @unchecked Sendable {
           idleSince = nil
           var earliest = now + .seconds(60)
           for (id, reading) in state.readings {
+            earliest = min(earliest, reading.deadline)
+            // Its consumer is behind: not read until `wake()` (its deadline still holds).
+            if reading.isBehind { continue }
             ids.append(id)
             descriptors.append(pollfd(fd: reading.descriptor, events: Int16(POLLIN), revents: 0))
-            earliest = min(earliest, reading.deadline)
           }
           wakesAt = earliest
           firstDeadline = earliest

@@ -56,6 +56,8 @@ final class HTTP1Reading: @unchecked Sendable {
   }
 
   var descriptor: Int32 { connection.descriptor }
+  /// Whether the consumer is too far behind for the socket to be read now.
+  var isBehind: Bool { exchange.isBehind }
   var deadline: ContinuousClock.Instant { exchange.deadline }
 
   /// Reads what has arrived into `buffer` (shared by every reading of the
@@ -98,6 +100,7 @@ final class HTTP1Reading: @unchecked Sendable {
         statusCode: head.statusCode, contentType: head.value("Content-Type"), retryAfter: head.value("Retry-After"))
       guard case .enqueued = exchange.continuation.yield(.head(delivered)) else { throw URLError(.cancelled) }
     case .body(let data):
+      exchange.yielding(data.count)
       guard case .enqueued = exchange.continuation.yield(.body(data)) else { throw URLError(.cancelled) }
     case .end:
       break

@@ -21,6 +21,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     case sendAndHold(String)
     /// Closes the connection without answering.
     case close
+    /// Writes the head, then body bytes as fast as the client takes them,
+    /// up to `bytes` or until the client hangs up (`Stats.floodedBytes`).
+    case flood(head: String, bytes: Int)
   }
 
   struct Stats {
@@ -33,6 +36,8 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     /// Connections a worker gave up on after `idleHold` without a request
     /// (only with `workers`).
     var idleDrops = 0
+    /// Body bytes `flood` replies got into the socket.
+    var floodedBytes = 0
   }
 
   let port: Int
@@ -163,6 +168,10 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         return
       case .close:
         return
+      case .flood(let head, let bytes):
+        writeAll(connection, Array(head.utf8))
+        flood(connection, bytes)
+        return
       }
       requestIndex += 1
     }
@@ -190,6 +199,19 @@ final class ScriptedHTTPServer: @unchecked Sendable {
       let count = recv(connection, &buffer, buffer.count, 0)
       guard count > 0 else { return nil }
       pending += buffer[..<count]
+    }
+  }
+
+  private func flood(_ connection: Int32, _ bytes: Int) {
+    let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 10)
+    var sent = 0
+    while sent < bytes {
+      let written = chunk.withUnsafeBytes {
+        send(connection, $0.baseAddress, min($0.count, bytes - sent), Int32(MSG_NOSIGNAL))
+      }
+      guard written > 0 else { return }
+      sent += written
+      stats.withLock { $0.floodedBytes += written }
     }
   }
 
