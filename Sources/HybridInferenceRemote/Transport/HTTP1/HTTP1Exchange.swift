@@ -134,6 +134,9 @@ final class HTTP1Exchange: @unchecked Sendable {
     if before >= resume, after < resume { client.poller.wake() }
   }
 
+  /// Body bytes in the stream its consumer has not taken yet.
+  var unreadBytes: Int { unread.load(ordering: .relaxed) }
+
   /// Whether the consumer is so far behind that the socket is not read
   /// (`HTTP1Client.readAheadBytes`). Never once cancelled: the poller must
   /// then see the socket shut down, and give its slot back.
