@@ -34,7 +34,7 @@ final class HTTP1EarlyWriteTests: XCTestCase {
       // Loopback delivers a send before it returns: the request is there now.
       XCTAssertTrue(server.hasBytesWaiting, "request \(attempt + 2) was not written by exchange()")
       try server.answerOneRequest()
-      let body = try await Self.drain(exchange)
+      let body = try await exchange.body()
       XCTAssertEqual(body, Data("ok".utf8))
     }
     XCTAssertEqual(server.requests, 21)
@@ -110,7 +110,7 @@ final class HTTP1EarlyWriteTests: XCTestCase {
     let refused = client.exchange(refusedRequest, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
     XCTAssertTrue(server.hasBytesWaiting, "the request went out early, on the idle connection")
     do {
-      _ = try await Self.drain(refused)
+      _ = try await refused.body()
       XCTFail("an exchange without a thread answered")
     } catch {
       XCTAssertEqual((error as? URLError)?.code, .resourceUnavailable, "\(error)")
@@ -129,18 +129,10 @@ final class HTTP1EarlyWriteTests: XCTestCase {
   private static func answered(
     _ exchange: TransportExchange, onANewConnectionOf server: OneConnectionServer
   ) async throws -> Data {
-    async let body = drain(exchange)
+    async let body = exchange.body()
     try server.accept()
     try server.answerOneRequest()
     return try await body
-  }
-
-  private static func drain(_ exchange: TransportExchange) async throws -> Data {
-    var body = Data()
-    for try await event in exchange.events {
-      if case .body(let data) = event { body += data }
-    }
-    return body
   }
 
   /// A listener that answers on its latest connection when told to (an

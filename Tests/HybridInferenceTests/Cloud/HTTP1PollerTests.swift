@@ -74,10 +74,7 @@ final class HTTP1PollerTests: XCTestCase {
     let request = URLRequest(url: try server.url())
     for round in 0..<3 {
       let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
-      var body = Data()
-      for try await event in exchange.events {
-        if case .body(let data) = event { body += data }
-      }
+      let body = try await exchange.body()
       XCTAssertEqual(body, Data("ok".utf8), "round \(round)")
       for _ in 0..<200 where client.poller.isRunning { try await Task.sleep(for: .milliseconds(10)) }
       XCTAssertFalse(client.poller.isRunning, "round \(round): the thread ended once idle")
@@ -111,10 +108,7 @@ final class HTTP1PollerTests: XCTestCase {
     XCTAssertEqual((failure as? URLError)?.code, .resourceUnavailable, "\(String(describing: failure))")
     XCTAssertEqual(refusals.withLock { $0 }, 0, "the pipe was asked for once")
     let exchange = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
-    var body = Data()
-    for try await event in exchange.events {
-      if case .body(let data) = event { body += data }
-    }
+    let body = try await exchange.body()
     XCTAssertEqual(body, Data("ok".utf8))
   }
 
@@ -184,10 +178,7 @@ final class HTTP1PollerTests: XCTestCase {
     flooded.cancel()
     let start = ContinuousClock.now
     let next = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(20))
-    var body = Data()
-    for try await event in next.events {
-      if case .body(let data) = event { body += data }
-    }
+    let body = try await next.body()
     XCTAssertEqual(body, Data("ok".utf8))
     XCTAssertLessThan(ContinuousClock.now - start, .seconds(5), "the slot came free when the first was cancelled")
   }
@@ -199,15 +190,7 @@ final class HTTP1PollerTests: XCTestCase {
         group.addTask {
           let exchange = transport.exchange(
             URLRequest(url: url), connectTimeout: .seconds(5), deadline: .now + .seconds(20))
-          var body = Data()
-          do {
-            for try await event in exchange.events {
-              if case .body(let data) = event { body += data }
-            }
-          } catch {
-            return false
-          }
-          return body == Data("ok".utf8)
+          return (try? await exchange.body()) == Data("ok".utf8)
         }
       }
       return await group.reduce(0) { $0 + ($1 ? 1 : 0) }

@@ -8,10 +8,11 @@ import HybridInferenceCore
 ///
 /// `@unchecked Sendable`: every field is read and written under `lock`;
 /// exchange threads, callers' threads (an idle connection taken), the
-/// poller's thread (a connection given back) and the idle timer call in. A request past the limit
-/// blocks its exchange thread on its own semaphore until a connection is
-/// handed to it, its deadline passes or it is cancelled: one semaphore per
-/// waiter, so a release wakes the one it serves, not all of them.
+/// poller's thread (a connection given back) and the idle timer call in. A
+/// request past the limit blocks its exchange thread on its own semaphore
+/// until a connection is handed to it, its deadline passes or it is
+/// cancelled: one semaphore per waiter, so a release wakes the one it
+/// serves, not all of them.
 final class HTTP1ConnectionPool: @unchecked Sendable {
   /// What `acquire` hands out: a slot counted against the limit, with an
   /// idle connection in it or none (the caller opens one).

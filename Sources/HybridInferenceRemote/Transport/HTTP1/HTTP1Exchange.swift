@@ -134,15 +134,13 @@ final class HTTP1Exchange: @unchecked Sendable {
     if before >= resume, after < resume { client.poller.wake() }
   }
 
-  /// Body bytes in the stream its consumer has not taken yet.
-  var unreadBytes: Int { unread.load(ordering: .relaxed) }
+  /// Whether `HTTP1Client.readAheadBytes` of body wait for the consumer.
+  var isPastReadAhead: Bool { unread.load(ordering: .relaxed) >= HTTP1Client.readAheadBytes }
 
-  /// Whether the consumer is so far behind that the socket is not read
-  /// (`HTTP1Client.readAheadBytes`). Never once cancelled: the poller must
-  /// then see the socket shut down, and give its slot back.
-  var isBehind: Bool {
-    unread.load(ordering: .relaxed) >= HTTP1Client.readAheadBytes && !isCancelled
-  }
+  /// Whether the consumer is so far behind that the socket is not read.
+  /// Never once cancelled: the poller must then see the socket shut down,
+  /// and give its slot back.
+  var isBehind: Bool { isPastReadAhead && !isCancelled }
 
   /// Makes `socket` the one `cancel` shuts down (nil: none); a socket
   /// attached after a cancellation is shut down at once.
@@ -175,9 +173,14 @@ final class HTTP1Exchange: @unchecked Sendable {
         HTTP1Reading(
           exchange: self, attempt: .first(request), pool: early.pool, connection: early.socket, opened: false,
           mayRetry: true))
-    } else if !OSThread.start(stackSize: client.stackBytes.withLock { $0 }, { self.run() }) {
+    } else if !startThread({ self.drive(.first(self.request)) }) {
       abandon()
     }
+  }
+
+  /// Runs `body` on a new exchange thread; false when the OS refuses one.
+  private func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+    OSThread.start(stackSize: client.stackBytes.withLock { $0 }, body)
   }
 
   /// When the origin's pool has an idle connection, writes the request on
@@ -215,11 +218,6 @@ final class HTTP1Exchange: @unchecked Sendable {
     finish(transportError(URLError(.resourceUnavailable), url: request.url))
   }
 
-  /// The exchange thread's body for the first try.
-  private func run() {
-    drive(.first(request))
-  }
-
   /// Sends `attempt` and hands its response to the poller, or ends the
   /// stream with what stopped it.
   private func drive(_ attempt: Attempt) {
@@ -234,7 +232,7 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// must not block on a connect); a refused thread ends the stream with
   /// `resourceUnavailable`, giving back the slot the attempt holds.
   func resume(_ attempt: Attempt) {
-    guard !OSThread.start(stackSize: client.stackBytes.withLock { $0 }, { self.drive(attempt) }) else { return }
+    guard !startThread({ self.drive(attempt) }) else { return }
     if attempt.holdsSlot, let url = attempt.request.url, let origin = Origin(url) {
       client.pool(for: origin).release(nil, reusable: false)
     }

@@ -70,13 +70,11 @@ final class HTTP1Reading: @unchecked Sendable {
         if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return false }
         throw exchange.isCancelled ? URLError(.cancelled) : URLError(.networkConnectionLost)
       }
-      if count == 0, exchange.isCancelled { throw URLError(.cancelled) }
-      // A consumer that fell behind and then cancelled: what the kernel
-      // still holds is not read into the stream (checked only past the
-      // read-ahead, so a reading at pace takes no lock here).
-      if count > 0, exchange.unreadBytes >= HTTP1Client.readAheadBytes, exchange.isCancelled {
-        throw URLError(.cancelled)
-      }
+      // A cancelled exchange ends at the end of the stream, and past the
+      // read-ahead (a consumer that fell behind, then cancelled: what the
+      // kernel still holds is not read into its stream); a reading at pace
+      // takes no lock here.
+      if count == 0 || exchange.isPastReadAhead, exchange.isCancelled { throw URLError(.cancelled) }
       if count > 0 { answerBegan() }
       let events = count == 0 ? try parser.finish() : try parser.feed(UnsafeBufferPointer(rebasing: buffer[0..<count]))
       for event in events {
