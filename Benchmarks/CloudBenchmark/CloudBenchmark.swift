@@ -45,6 +45,14 @@ struct CloudBenchmark {
       print(SSEThroughput.markdown(try await SSEThroughput.measure(server: server, runs: runs), runs: runs))
       return
     }
+    if CommandLine.arguments.dropFirst().first == "chunks" {
+      // `cloud-benchmark chunks [RUNS]`: a body in tiny chunks beside curl.
+      let runs = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? 5
+      let server = try LoopbackServer()
+      defer { server.stop() }
+      print(TinyChunks.markdown(try await TinyChunks.measure(server: server, runs: runs), runs: runs))
+      return
+    }
     if CommandLine.arguments.dropFirst().first == "streaming" {
       // `cloud-benchmark streaming [BUDGET_SECONDS]`: issue 20's streaming cost, a child per row.
       try StreamingCost.run(budget: CommandLine.arguments.dropFirst(2).first.flatMap(Double.init) ?? 60)

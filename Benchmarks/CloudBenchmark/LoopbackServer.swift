@@ -38,8 +38,8 @@ struct Curl {
   let url: String
   let bodyFile: URL
 
-  init(server: LoopbackServer, prompt: String) throws {
-    url = server.baseURL.absoluteString + "/v1beta/models/echo:generateContent"
+  init(server: LoopbackServer, prompt: String, model: String = "echo") throws {
+    url = server.baseURL.absoluteString + "/v1beta/models/\(model):generateContent"
     bodyFile = FileManager.default.temporaryDirectory
       .appendingPathComponent("cloud-benchmark-\(getpid()).json")
     let body = #"{"contents":[{"role":"user","parts":[{"text":"\#(prompt)"}]}]}"#

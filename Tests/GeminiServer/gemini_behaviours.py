@@ -2,6 +2,7 @@
 echo answers and injected faults. A mixin of gemini_server.Handler, which
 provides the HTTP plumbing (send_body, start_stream, chunk, reset, ...)."""
 
+import functools
 import json
 import os
 import random
@@ -103,7 +104,7 @@ class Behaviours:
             time.sleep(int(options.get("delay", "3000")) / 1000)
             return self.answer(model, body, stream, 0, 0, count)
         if name == "fault-huge":
-            return self.huge(int(options.get("size", "1048576")), stream, count)
+            return self.huge(int(options.get("size", "1048576")), stream, count, int(options.get("chunk", "65536")))
         if name == "fault-endless":
             return self.endless(stream, count, model)
         if name == "fault-cut":
@@ -230,9 +231,10 @@ class Behaviours:
             self.chunk(error + b"\n")
         self.end_stream()
 
-    def huge(self, size, stream, count):
+    def huge(self, size, stream, count, chunk=65536):
         """One answer whose text is `size` bytes: one SSE event (or one unary
-        body), written in 64 KiB pieces."""
+        body), written in 64 KiB pieces, framed as chunks of `chunk` bytes
+        (a server or proxy that frames every byte: `chunk-1`)."""
         event = {"candidates": [{"content": {"role": "model", "parts": [{"text": "x" * size}]},
                                  "finishReason": "STOP", "index": 0}], "modelVersion": "huge-model"}
         whole = json.dumps(event).encode()
@@ -245,8 +247,14 @@ class Behaviours:
             self.send_header("Transfer-Encoding", "chunked")
             self.send_header("x-test-request-count", str(count))
             self.end_headers()
-        for start in range(0, len(whole), 65536):
-            self.chunk(whole[start:start + 65536])
+        if chunk >= 65536:
+            for start in range(0, len(whole), 65536):
+                self.chunk(whole[start:start + 65536])
+        else:
+            framed = framed_in_chunks(whole, chunk)
+            for start in range(0, len(framed), 65536):
+                self.wfile.write(framed[start:start + 65536])
+            self.wfile.flush()
         self.end_stream()
 
     def endless(self, stream, count, model):
@@ -302,3 +310,12 @@ class Behaviours:
                 time.sleep(delay)
             self.chunk(event)
         self.end_stream()
+
+
+@functools.lru_cache(maxsize=4)
+def framed_in_chunks(whole, chunk):
+    """`whole` as chunked transfer coding, `chunk` bytes a chunk (without the
+    last, empty chunk); kept, since framing a megabyte byte by byte takes
+    Python longer than sending it."""
+    return b"".join(b"%x\r\n%s\r\n" % (len(whole[start:start + chunk]), whole[start:start + chunk])
+                    for start in range(0, len(whole), chunk))

@@ -70,7 +70,8 @@ The model name picks the behaviour. `~`-separated options follow it:
     fault-stream-error-inline  first event, then one event holding a data line
                          and a bare JSON error line (no blank line between)
     fault-huge           one answer of `size` bytes of text (default 1 MiB): a
-                         single SSE event, or a unary body, in 64 KiB writes
+                         single SSE event, or a unary body, in 64 KiB writes;
+                         with chunk-N, framed in chunks of N bytes
     fault-endless        a 200 whose body goes on for 64 MiB (no line break, ever),
                          or until the client hangs up
     fault-echo-key       400 whose message quotes the key it received

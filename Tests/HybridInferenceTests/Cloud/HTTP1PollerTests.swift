@@ -146,6 +146,70 @@ final class HTTP1PollerTests: XCTestCase {
     XCTAssertGreaterThanOrEqual(received, sentWhileStopped + (8 << 20))
   }
 
+  /// A chunked body in one-byte chunks (`1\r\nx\r\n`: six bytes on the
+  /// wire a byte of body), as fast as the server can send it: the consumer
+  /// reads the body alone, gathered a read at a time into few events, not
+  /// one event (and one allocation) a byte.
+  func testABodyOfOneByteChunks_arrivesWithoutItsFraming_inFewEvents() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in
+      .flood(head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", bytes: 1 << 30, unit: "1\r\nx\r\n")
+    }
+    defer { server.stop() }
+    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never)
+    let exchange = client.exchange(
+      URLRequest(url: try server.url()), connectTimeout: .seconds(5), deadline: .now + .seconds(60))
+    defer { exchange.cancel() }
+    var (received, bodies) = (0, 0)
+    for try await event in exchange.events {
+      guard case .body(let data) = event else { continue }
+      XCTAssertEqual(data, Data(repeating: UInt8(ascii: "x"), count: data.count), "chunk framing in the body")
+      (received, bodies) = (received + data.count, bodies + 1)
+      if received >= 256 << 10 { break }
+    }
+    XCTAssertGreaterThanOrEqual(received, 256 << 10)
+    XCTAssertLessThan(bodies, received / 1024, "\(bodies) events for \(received) bytes of body")
+  }
+
+  /// A server that resets the connection while the poller has left it
+  /// unread (its consumer behind): the consumer gets what was read, then
+  /// `networkConnectionLost` as soon as it catches up, not at the
+  /// exchange's deadline a minute later.
+  func testAResetWhileTheReadingWaits_endsTheResponseOnceTheConsumerCatchesUp() async throws {
+    let total = 256 << 20
+    let server = try ScriptedHTTPServer { _, _, _ in
+      .flood(head: "HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\n\r\n", bytes: total, reset: true)
+    }
+    defer { server.stop() }
+    let client = HTTP1Client(maximumConnectionsPerHost: 1, redirectPolicy: .never)
+    let exchange = client.exchange(
+      URLRequest(url: try server.url()), connectTimeout: .seconds(5), deadline: .now + .seconds(60))
+    defer { exchange.cancel() }
+    var events = exchange.events.makeAsyncIterator()
+    var received = 0
+    while received == 0, let event = try await events.next() {
+      if case .body(let data) = event { received += data.count }
+    }
+    // The server floods until the client stops taking bytes, then resets.
+    let waited = ContinuousClock.now
+    while server.stats.withLock(\.resets) == 0, ContinuousClock.now - waited < .seconds(20) {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    XCTAssertEqual(server.stats.withLock(\.resets), 1, "the server saw the client stop reading and reset")
+    XCTAssertLessThan(server.stats.withLock(\.floodedBytes), total)
+    let start = ContinuousClock.now
+    var failure: (any Error)?
+    do {
+      while let event = try await events.next() {
+        if case .body(let data) = event { received += data.count }
+      }
+    } catch {
+      failure = error
+    }
+    XCTAssertEqual((failure as? URLError)?.code, .networkConnectionLost, "\(String(describing: failure))")
+    XCTAssertGreaterThanOrEqual(received, HTTP1Client.readAheadBytes)
+    XCTAssertLessThan(ContinuousClock.now - start, .seconds(10), "the reset was seen when the consumer caught up")
+  }
+
   /// Cancelling a response whose socket the poller stopped reading (its
   /// consumer behind) ends it at once: the one connection slot is free for
   /// the next request, not held until the first one's deadline.

@@ -70,6 +70,25 @@ final class HTTP1ResponseParserTests: XCTestCase {
     }
   }
 
+  /// Size lines read in place (a whole line in one read) and those gathered
+  /// across reads give the same body, and the same limit: a line may fill
+  /// `maximumChunkLineBytes`, its CR counted, and not one byte more.
+  func testChunkSizeLines_readWholeOrInPieces_keepOneLimit() throws {
+    let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    let tiny = String(repeating: "1\r\nx\r\n", count: 50) + "0\r\n\r\n"
+    for step in [1, 2, 3, 4, 5, 6, 7, Int.max] {
+      let result = try parse(head + tiny, step: step)
+      XCTAssertEqual(result.body, Data(String(repeating: "x", count: 50).utf8), "step \(step)")
+      XCTAssertTrue(result.ended)
+    }
+    let spaces = { String(repeating: " ", count: $0) }
+    let fits = head + "1" + spaces(HTTP1Limits.maximumChunkLineBytes - 2) + "\r\nx\r\n0\r\n\r\n"
+    for step in [1, 7, Int.max] {
+      XCTAssertEqual(try parse(fits, step: step).body, Data("x".utf8), "step \(step)")
+    }
+    assertRefused(head + "1" + spaces(HTTP1Limits.maximumChunkLineBytes - 1) + "\r\nx\r\n0\r\n\r\n", .lineTooLong)
+  }
+
   func testBareLineFeeds_areAccepted() throws {
     let result = try parse("HTTP/1.1 200 OK\nContent-Length: 2\n\nok")
     XCTAssertEqual(result.body, Data("ok".utf8))

@@ -78,12 +78,23 @@ struct HTTP1ResponseParser {
   /// Parses the next bytes of the response.
   mutating func feed(_ input: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> [Event] {
     var events: [Event] = []
-    var body = Data()
+    // Gathered in an array, not `Data`: appending a tiny chunk to `Data`
+    // costs several times what the chunk's framing does.
+    var body: [UInt8] = []
     if !input.isEmpty { receivedAnyByte = true }
     var index = 0
     let count = input.count
     while index < count {
       switch state {
+      case .chunkSize where line.isEmpty:
+        // The common case, a whole size line in this read: parsed in place,
+        // with no copy (a body of tiny chunks is mostly size lines).
+        let end = min(count, index + HTTP1Limits.maximumChunkLineBytes + 1)
+        guard let newline = input[index..<end].firstIndex(of: 0x0A) else { fallthrough }
+        var text = input[index..<newline]
+        if text.last == 0x0D { text = text.dropLast() }
+        try chunkSizeLine(text)
+        index = newline + 1
       case .head, .chunkSize, .trailers:
         let limit = state == .chunkSize ? HTTP1Limits.maximumChunkLineBytes : HTTP1Limits.maximumLineBytes
         guard let newline = input[index..<count].firstIndex(of: 0x0A) else {
@@ -103,12 +114,13 @@ struct HTTP1ResponseParser {
             events.append(.head(head))
             if state == .done { events.append(.end) }
           }
-        case .chunkSize: try chunkSizeLine(current[...])
+        case .chunkSize:
+          try current.withUnsafeBufferPointer { (buffer) throws(HTTP1ParseError) in try chunkSizeLine(buffer[...]) }
         default:
           if current.isEmpty {
             state = .done
-            if !body.isEmpty { events.append(.body(body)) }
-            body = Data()
+            if !body.isEmpty { events.append(.body(Data(body))) }
+            body.removeAll()
             events.append(.end)
           } else {
             trailerFields += 1
@@ -117,14 +129,14 @@ struct HTTP1ResponseParser {
         }
       case .fixed(let remaining), .chunkData(let remaining):
         let taken = min(remaining, count - index)
-        body.append(UnsafeBufferPointer(rebasing: input[index..<(index + taken)]))
+        body.append(contentsOf: input[index..<(index + taken)])
         index += taken
         let left = remaining - taken
         if case .fixed = state {
           state = left == 0 ? .done : .fixed(remaining: left)
           if left == 0 {
-            events.append(.body(body))
-            body = Data()
+            events.append(.body(Data(body)))
+            body.removeAll()
             events.append(.end)
           }
         } else {
@@ -142,14 +154,14 @@ struct HTTP1ResponseParser {
           throw .malformedChunk
         }
       case .untilClose:
-        body.append(UnsafeBufferPointer(rebasing: input[index..<count]))
+        body.append(contentsOf: input[index..<count])
         index = count
       case .done:
         trailingBytes = true
         index = count
       }
     }
-    if !body.isEmpty { events.append(.body(body)) }
+    if !body.isEmpty { events.append(.body(Data(body))) }
     return events
   }
 
@@ -212,7 +224,7 @@ struct HTTP1ResponseParser {
   }
 
   /// A chunk size line: hex size, then optional `;extensions`.
-  private mutating func chunkSizeLine(_ text: ArraySlice<UInt8>) throws(HTTP1ParseError) {
+  private mutating func chunkSizeLine(_ text: UnsafeBufferPointer<UInt8>.SubSequence) throws(HTTP1ParseError) {
     var size = 0
     var digits = 0
     for byte in text {

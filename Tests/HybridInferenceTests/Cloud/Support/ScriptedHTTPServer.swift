@@ -21,9 +21,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     case sendAndHold(String)
     /// Closes the connection without answering.
     case close
-    /// Writes the head, then body bytes as fast as the client takes them,
-    /// up to `bytes` or until the client hangs up (`Stats.floodedBytes`).
-    case flood(head: String, bytes: Int)
+    /// Writes the head, then `unit` over and over as fast as the client
+    /// takes it, up to `bytes` or until the client hangs up
+    /// (`Stats.floodedBytes`). With `reset`, the flood also ends when the
+    /// client has taken nothing for 300 ms, and the connection is then reset
+    /// (RST, not FIN; `Stats.resets`) rather than closed.
+    case flood(head: String, bytes: Int, unit: String = "x", reset: Bool = false)
   }
 
   struct Stats {
@@ -36,8 +39,10 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     /// Connections a worker gave up on after `idleHold` without a request
     /// (only with `workers`).
     var idleDrops = 0
-    /// Body bytes `flood` replies got into the socket.
+    /// Bytes `flood` replies got into the socket after their heads.
     var floodedBytes = 0
+    /// Connections `flood` replies reset.
+    var resets = 0
   }
 
   let port: Int
@@ -168,9 +173,18 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         return
       case .close:
         return
-      case .flood(let head, let bytes):
+      case .flood(let head, let bytes, let unit, let reset):
         writeAll(connection, Array(head.utf8))
-        flood(connection, bytes)
+        if reset {
+          var stall = timeval(tv_sec: 0, tv_usec: 300_000)
+          setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &stall, socklen_t(MemoryLayout<timeval>.size))
+        }
+        flood(connection, bytes, unit: Array(unit.utf8))
+        if reset {
+          var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+          setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+          stats.withLock { $0.resets += 1 }
+        }
         return
       }
       requestIndex += 1
@@ -202,8 +216,8 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     }
   }
 
-  private func flood(_ connection: Int32, _ bytes: Int) {
-    let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 10)
+  private func flood(_ connection: Int32, _ bytes: Int, unit: [UInt8]) {
+    let chunk = Array([[UInt8]](repeating: unit, count: max(1, (64 << 10) / max(1, unit.count))).joined())
     var sent = 0
     while sent < bytes {
       let written = chunk.withUnsafeBytes {
