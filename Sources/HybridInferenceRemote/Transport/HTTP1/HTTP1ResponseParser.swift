@@ -78,8 +78,8 @@ struct HTTP1ResponseParser {
   /// Parses the next bytes of the response.
   mutating func feed(_ input: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> [Event] {
     var events: [Event] = []
-    // Gathered in an array, not `Data`: appending a tiny chunk to `Data`
-    // costs several times what the chunk's framing does.
+    // A read's chunks, gathered in an array rather than `Data`: appending a
+    // tiny chunk to `Data` costs several times what its framing does.
     var body: [UInt8] = []
     if !input.isEmpty { receivedAnyByte = true }
     var index = 0
@@ -127,21 +127,18 @@ struct HTTP1ResponseParser {
             guard trailerFields <= HTTP1Limits.maximumHeaderFields else { throw .tooManyHeaderFields }
           }
         }
-      case .fixed(let remaining), .chunkData(let remaining):
+      case .fixed(let remaining):
+        // One piece a read, handed on as it is.
+        let taken = min(remaining, count - index)
+        events.append(.body(Data(UnsafeBufferPointer(rebasing: input[index..<(index + taken)]))))
+        index += taken
+        state = taken == remaining ? .done : .fixed(remaining: remaining - taken)
+        if state == .done { events.append(.end) }
+      case .chunkData(let remaining):
         let taken = min(remaining, count - index)
         body.append(contentsOf: input[index..<(index + taken)])
         index += taken
-        let left = remaining - taken
-        if case .fixed = state {
-          state = left == 0 ? .done : .fixed(remaining: left)
-          if left == 0 {
-            events.append(.body(Data(body)))
-            body.removeAll()
-            events.append(.end)
-          }
-        } else {
-          state = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
-        }
+        state = taken == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - taken)
       case .chunkDataEnd:
         let byte = input[index]
         index += 1
@@ -154,7 +151,7 @@ struct HTTP1ResponseParser {
           throw .malformedChunk
         }
       case .untilClose:
-        body.append(contentsOf: input[index..<count])
+        events.append(.body(Data(UnsafeBufferPointer(rebasing: input[index..<count]))))
         index = count
       case .done:
         trailingBytes = true
