@@ -65,6 +65,34 @@ final class HTTP1PollerTests: XCTestCase {
     XCTAssertLessThan(ContinuousClock.now - start, .seconds(3))
   }
 
+  /// Requests made while the poller waits are added to what it waits on
+  /// without waking it: sixteen cold ones behind a held one, none woke it.
+  /// Before, each woke it to rebuild its `poll` list, on cores a busy
+  /// server left the writing thread little of (RESULTS.md §7).
+  func testRequestsMadeWhileThePollerWaits_doNotWakeIt() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in
+      Thread.sleep(forTimeInterval: 0.4)
+      return .send(Self.ok)
+    }
+    defer { server.stop() }
+    let client = HTTP1Client(maximumConnectionsPerHost: 17, redirectPolicy: .never)
+    let request = URLRequest(url: try server.url())
+    let first = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(20))
+    for _ in 0..<200 where !client.poller.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+    XCTAssertTrue(client.poller.isRunning, "the first request is awaited on the poller")
+    let bodies = try await withThrowingTaskGroup(of: Data.self) { group in
+      for _ in 0..<16 {
+        group.addTask {
+          try await client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(20)).body()
+        }
+      }
+      return try await group.reduce(into: [try await first.body()]) { $0.append($1) }
+    }
+    XCTAssertEqual(bodies, Array(repeating: Data("ok".utf8), count: 17))
+    XCTAssertEqual(server.stats.withLock(\.connections), 17)
+    XCTAssertEqual(client.poller.nudges, 0, "registrations that woke the poller")
+  }
+
   /// The poller's thread ends when it has had nothing to wait for during
   /// its linger, and the next request starts it again.
   func testThePollersThread_endsWhenIdle_andStartsAgain() async throws {

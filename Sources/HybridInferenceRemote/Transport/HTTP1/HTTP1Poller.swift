@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import HybridInferenceCore
 
-/// One thread per client that waits, in `poll`, on every response the
-/// client's requests await, and reads each as its bytes arrive
+/// One thread per client that waits, in `epoll_wait`, on every response
+/// the client's requests await, and reads each as its bytes arrive
 /// (`HTTP1Reading`).
 ///
 /// Why one thread for all rather than the exchange's own: when a server
@@ -16,37 +16,43 @@ import HybridInferenceCore
 /// registered for `linger`, so an idle client holds no thread and a client
 /// released by its model is freed.
 ///
-/// Why `poll` and not `epoll`: Swift's Glibc module carries `poll` and
-/// `pipe`, while `epoll` would need a C module of its own in the remote
-/// transport, a dependency DESIGN §10 does not give it. The descriptor list
-/// is rebuilt before each wait (a few hundred at most: one per request in
-/// flight), and a registration made during a wait wakes the thread once
-/// through a pipe, however many arrive before it looks.
+/// A registration adds the response's socket to the epoll set from the
+/// registering thread (`EventPoll` says why epoll), so the waiting thread is
+/// not woken for it; only one whose deadline comes before the end of the
+/// current wait wakes it, through a pipe that is in the set too.
 ///
-/// A response whose consumer is `HTTP1Client.readAheadBytes` behind is left
-/// out of the list (`HTTP1Reading.isBehind`), its deadline still kept, until
-/// its consumer or a cancellation calls `wake()`: what a fast server sends
-/// then waits in the socket, not in the stream's buffer.
+/// A response whose consumer is `HTTP1Client.readAheadBytes` behind is
+/// parked when its socket next has bytes: left unwatched in the set, its
+/// deadline still kept, until its consumer or a cancellation calls
+/// `wake()`: what a fast server sends then waits in the socket, not in the
+/// stream's buffer.
 ///
-/// `@unchecked Sendable`: `state`, the pipe's descriptors included, is
-/// behind a `Locked`; the pipe is written under it. A reading is touched
-/// only by this thread once registered (handed over under the lock), or,
-/// when the OS refuses the thread, by the registering thread after taking
-/// every reading out of the table: no poller thread exists then.
+/// `@unchecked Sendable`: `state`, the pipe and the epoll set included, is
+/// behind a `Locked`; the pipe is written and the set changed under it. A
+/// reading is touched only by this thread once registered (handed over
+/// under the lock), or, when the OS refuses the thread, by the registering
+/// thread after taking every reading out of the table: no poller thread
+/// exists then.
 final class HTTP1Poller: @unchecked Sendable {
   private struct State {
     var readings: [UInt64: HTTP1Reading] = [:]
+    /// Readings whose consumer was behind: unwatched until `wake()`.
+    var parked: Set<UInt64> = []
+    /// The next reading's id (0 is the pipe's).
     var nextID: UInt64 = 1
     var running = false
-    /// Whether the thread is in (or about to enter) `poll` with a list
-    /// built before the latest registration could be in it.
-    var waiting = false
+    /// When the thread's wait ends, while it is in (or about to enter)
+    /// `epoll_wait`; nil otherwise.
+    var waitingUntil: ContinuousClock.Instant?
     /// Whether a byte is in the pipe the thread has not drained yet.
     var woken = false
-    /// The pipe that wakes the thread (read end, write end): made by the
-    /// first registration, and tried again by the next when the OS
-    /// refused it; kept until `deinit`.
+    /// How many times the pipe was written (for tests).
+    var nudges = 0
+    /// The pipe that wakes the thread (read end, write end) and the set it
+    /// waits on: made by the first registration, and tried again by the
+    /// next when the OS refused either; kept until `deinit`.
     var wake: (read: Int32, write: Int32)?
+    var events: EventPoll?
   }
 
   private let stackBytes: @Sendable () -> Int
@@ -88,52 +94,80 @@ final class HTTP1Poller: @unchecked Sendable {
 
   /// Whether the thread runs (for tests).
   var isRunning: Bool { state.withLock { $0.running } }
+  /// How many times the thread was woken through the pipe (for tests).
+  var nudges: Int { state.withLock { $0.nudges } }
 
   /// Waits for `reading`'s response on this poller's thread, started if
-  /// need be. When the OS refuses the wake pipe, the reading ends with
-  /// `resourceUnavailable`; when it refuses the thread, so does every
-  /// reading registered meanwhile.
+  /// need be. When the OS refuses the wake pipe or the epoll set (or room
+  /// in it), the reading ends with `resourceUnavailable`; when it refuses
+  /// the thread, so does every reading registered meanwhile.
   func register(_ reading: HTTP1Reading) {
-    let (wake, start) = state.withLock { state -> ((read: Int32, write: Int32)?, Bool) in
-      if state.wake == nil { state.wake = makePipe() }
-      guard let wake = state.wake else { return (nil, false) }
-      state.readings[state.nextID] = reading
+    let outcome = state.withLock { state -> (start: Bool, events: EventPoll, wake: Int32)? in
+      guard let (events, wake) = Self.prepare(&state, makePipe: makePipe) else { return nil }
+      let id = state.nextID
+      // In the table before the set: the thread looks it up (under this
+      // lock) as soon as its socket is ready.
+      guard events.add(reading.descriptor, id: id) else { return nil }
       state.nextID += 1
+      state.readings[id] = reading
       let start = !state.running
       state.running = true
-      Self.nudge(&state)
-      return (wake, start)
+      if let until = state.waitingUntil, reading.deadline < until { Self.nudge(&state) }
+      return (start, events, wake)
     }
-    guard let wake else {
+    guard let outcome else {
       reading.fail(URLError(.resourceUnavailable))
       reading.end()
       return
     }
-    if start, !OSThread.start(stackSize: stackBytes(), name: "hi-http-poll", { self.run(waking: wake.read) }) {
+    let (events, wake) = (outcome.events, outcome.wake)
+    if outcome.start,
+      !OSThread.start(stackSize: stackBytes(), name: "hi-http-poll", { self.run(events, waking: wake) })
+    {
       let stranded = state.withLock { state in
         state.running = false
-        defer { state.readings = [:] }
+        defer { (state.readings, state.parked) = ([:], []) }
         return state.readings.values
       }
       for reading in stranded {
+        events.remove(reading.descriptor)
         reading.fail(URLError(.resourceUnavailable))
         reading.end()
       }
     }
   }
 
-  /// Makes the thread look at its table again: a reading it stopped
-  /// reading (`HTTP1Reading.isBehind`) may be read now.
-  func wake() {
-    state.withLock { Self.nudge(&$0) }
+  /// The set and the pipe's read end (in the set as id 0), made if need
+  /// be; nil when the OS refuses either.
+  private static func prepare(
+    _ state: inout State, makePipe: () -> (read: Int32, write: Int32)?
+  ) -> (EventPoll, Int32)? {
+    if state.wake == nil { state.wake = makePipe() }
+    guard let wake = state.wake else { return nil }
+    if state.events == nil, let events = EventPoll(), events.add(wake.read, id: 0) { state.events = events }
+    guard let events = state.events else { return nil }
+    return (events, wake.read)
   }
 
-  /// Wakes a thread in (or about to enter) `poll` with a list made before
-  /// now: one byte into the non-blocking pipe, under the lock, which the
-  /// thread drains before it waits again; nothing when one is there already.
+  /// Watches every parked reading again: its consumer caught up (or
+  /// cancelled). One still behind is parked again when its socket has bytes.
+  func wake() {
+    state.withLock { state in
+      guard let events = state.events, !state.parked.isEmpty else { return }
+      for id in state.parked {
+        if let reading = state.readings[id] { events.watch(reading.descriptor, id: id, true) }
+      }
+      state.parked = []
+    }
+  }
+
+  /// Wakes a thread in (or about to enter) `epoll_wait`: one byte into the
+  /// non-blocking pipe, under the lock, which the thread drains before it
+  /// waits again; nothing when one is there already.
   private static func nudge(_ state: inout State) {
-    guard state.waiting, !state.woken, let wake = state.wake else { return }
+    guard state.waitingUntil != nil, !state.woken, let wake = state.wake else { return }
     state.woken = true
+    state.nudges += 1
     var one: UInt8 = 1
     _ = Glibc.write(wake.write, &one, 1)
   }
@@ -141,20 +175,17 @@ final class HTTP1Poller: @unchecked Sendable {
   /// The thread's body (`wakeRead`: the pipe's read end): waits until a
   /// response has bytes or a deadline passes, reads or expires each, until
   /// idle for `linger`.
-  private func run(waking wakeRead: Int32) {
-    var descriptors: [pollfd] = []
-    var ids: [UInt64] = []
+  private func run(_ events: EventPoll, waking wakeRead: Int32) {
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: HTTP1Client.readBufferBytes)
     defer { buffer.deallocate() }
+    let ready = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * EventPoll.eventBytes, alignment: 8)
+    defer { ready.deallocate() }
     var idleSince: ContinuousClock.Instant?
-    // The earliest deadline in the list: no reading can have expired
-    // before it, so the table is not scanned on every wake.
+    // The earliest deadline in the table: no reading can have expired
+    // before it, so the table is not scanned for expiry on every wake.
     var firstDeadline: ContinuousClock.Instant?
     while true {
       let now = ContinuousClock.now
-      descriptors.removeAll(keepingCapacity: true)
-      ids.removeAll(keepingCapacity: true)
-      descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
       let wait = state.withLock { state -> Duration? in
         let wakesAt: ContinuousClock.Instant
         if state.readings.isEmpty {
@@ -167,38 +198,33 @@ final class HTTP1Poller: @unchecked Sendable {
           wakesAt = since + linger
         } else {
           idleSince = nil
-          var earliest = now + .seconds(60)
-          for (id, reading) in state.readings {
-            earliest = min(earliest, reading.deadline)
-            // Its consumer is behind: not read until `wake()` (its deadline still holds).
-            if reading.isBehind { continue }
-            ids.append(id)
-            descriptors.append(pollfd(fd: reading.descriptor, events: Int16(POLLIN), revents: 0))
-          }
-          wakesAt = earliest
-          firstDeadline = earliest
+          wakesAt = state.readings.values.lazy.map(\.deadline).min() ?? now
+          firstDeadline = wakesAt
         }
-        state.waiting = true
+        state.waitingUntil = wakesAt
         return max(.zero, wakesAt - now)
       }
       guard let wait else { return }
-      let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(wait))
+      let ids = events.wait(into: ready, milliseconds: Self.milliseconds(wait))
       state.withLock { state in
-        state.waiting = false
+        state.waitingUntil = nil
         state.woken = false
       }
-      if ready > 0 {
-        if descriptors[0].revents != 0 { Self.drain(wakeRead) }
-        for index in ids.indices where descriptors[index + 1].revents != 0 {
-          let id = ids[index]
-          guard let reading = state.withLock({ $0.readings[id] }), reading.read(into: buffer) else { continue }
-          finish(id, reading)
+      for id in ids ?? [] {
+        if id == 0 {
+          Self.drain(wakeRead)
+          continue
         }
-      } else if ready < 0, errno != EINTR {
-        // The kernel short of memory: wait a little rather than spin;
-        // deadlines still end what it keeps from being read.
-        usleep(10_000)
+        guard let reading = state.withLock({ $0.readings[id] }) else { continue }
+        if reading.isBehind {
+          park(id, reading, events)
+        } else if reading.read(into: buffer) {
+          finish(id, reading, events)
+        }
       }
+      // The kernel short of memory: wait a little rather than spin;
+      // deadlines still end what it keeps from being read.
+      if ids == nil { usleep(10_000) }
       let checked = ContinuousClock.now
       // A reading registered during the wait is checked on the next turn,
       // whose wait is then zero if its deadline has passed.
@@ -207,7 +233,21 @@ final class HTTP1Poller: @unchecked Sendable {
       let expired = state.withLock { state in state.readings.filter { $0.value.deadline <= checked } }
       for (id, reading) in expired {
         reading.fail(URLError(.timedOut))
-        finish(id, reading)
+        finish(id, reading, events)
+      }
+    }
+  }
+
+  /// Stops watching a reading whose consumer is behind, until `wake()`;
+  /// watched again at once when the consumer caught up meanwhile (its
+  /// `wake()` may have come before the reading was parked).
+  private func park(_ id: UInt64, _ reading: HTTP1Reading, _ events: EventPoll) {
+    state.withLock { state in
+      events.watch(reading.descriptor, id: id, false)
+      if reading.isBehind {
+        state.parked.insert(id)
+      } else {
+        events.watch(reading.descriptor, id: id, true)
       }
     }
   }
@@ -217,10 +257,15 @@ final class HTTP1Poller: @unchecked Sendable {
     while withUnsafeMutableBytes(of: &bytes, { Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
   }
 
-  /// Forgets an ended reading, then ends it (which may hand its connection
-  /// to another request, so never the other way round).
-  private func finish(_ id: UInt64, _ reading: HTTP1Reading) {
-    state.withLock { $0.readings[id] = nil }
+  /// Forgets an ended reading and takes its socket out of the set, then
+  /// ends it (which may hand its connection to another request, so never
+  /// the other way round).
+  private func finish(_ id: UInt64, _ reading: HTTP1Reading, _ events: EventPoll) {
+    state.withLock { state in
+      state.readings[id] = nil
+      state.parked.remove(id)
+    }
+    events.remove(reading.descriptor)
     reading.end()
   }
 
