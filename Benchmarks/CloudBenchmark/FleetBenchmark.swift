@@ -225,12 +225,15 @@ struct LlamaServerSetup {
   ]
 
   /// Starts this llama-server for `inFlight` requests: its slots, 128
-  /// context tokens a slot (4,096 at least), both cores for compute.
+  /// context tokens a slot (4,096 at least), both cores for compute, and
+  /// the words of `FLEET_LLAMA_ARGS` (server settings an operator would
+  /// try, such as `--cache-ram 0`).
   func start(model: String, inFlight: Int) async throws -> LlamaServerProcess {
     let slots = slots ?? inFlight
+    let settings = ProcessInfo.processInfo.environment["FLEET_LLAMA_ARGS"]?.split(separator: " ").map(String.init)
     return try await LlamaServerProcess(
       model: model, parallel: slots, contextSize: max(4 * 1024, slots * 128),
-      threads: max(1, ProcessInfo.processInfo.activeProcessorCount), extraArguments: pool.arguments)
+      threads: max(1, ProcessInfo.processInfo.activeProcessorCount), extraArguments: pool.arguments + (settings ?? []))
   }
 
   func label(inFlight: Int) -> String {
