@@ -96,14 +96,17 @@ final class EventPoll: @unchecked Sendable {
     }
   }
 
-  /// Waits up to `milliseconds` for descriptors to be ready and returns
-  /// their ids, read from `events` (room for `events.count / eventBytes`);
-  /// empty on a timeout or an interruption, nil on another failure.
-  func wait(into events: UnsafeMutableRawBufferPointer, milliseconds: Int32) -> [UInt64]? {
+  /// Waits up to `milliseconds` for descriptors to be ready and puts their
+  /// ids in `ids` (emptied first, its storage kept: this is every wake of
+  /// the poller), read from `events` (room for `events.count / eventBytes`);
+  /// false on a failure other than an interruption.
+  func wait(into events: UnsafeMutableRawBufferPointer, milliseconds: Int32, ids: inout [UInt64]) -> Bool {
+    ids.removeAll(keepingCapacity: true)
     let ready = calls.wait(descriptor, events.baseAddress, Int32(events.count / Self.eventBytes), milliseconds)
-    if ready < 0 { return errno == EINTR ? [] : nil }
-    return (0..<Int(ready)).map {
-      events.loadUnaligned(fromByteOffset: $0 * Self.eventBytes + Self.dataOffset, as: UInt64.self)
+    if ready < 0 { return errno == EINTR }
+    for index in 0..<Int(ready) {
+      ids.append(events.loadUnaligned(fromByteOffset: index * Self.eventBytes + Self.dataOffset, as: UInt64.self))
     }
+    return true
   }
 }

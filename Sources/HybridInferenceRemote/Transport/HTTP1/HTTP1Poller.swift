@@ -180,6 +180,7 @@ final class HTTP1Poller: @unchecked Sendable {
     defer { buffer.deallocate() }
     let ready = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * EventPoll.eventBytes, alignment: 8)
     defer { ready.deallocate() }
+    var ids: [UInt64] = []
     var idleSince: ContinuousClock.Instant?
     // The earliest deadline in the table: no reading can have expired
     // before it, so the table is not scanned for expiry on every wake.
@@ -205,12 +206,12 @@ final class HTTP1Poller: @unchecked Sendable {
         return max(.zero, wakesAt - now)
       }
       guard let wait else { return }
-      let ids = events.wait(into: ready, milliseconds: Self.milliseconds(wait))
+      let waited = events.wait(into: ready, milliseconds: Self.milliseconds(wait), ids: &ids)
       state.withLock { state in
         state.waitingUntil = nil
         state.woken = false
       }
-      for id in ids ?? [] {
+      for id in ids {
         if id == 0 {
           Self.drain(wakeRead)
           continue
@@ -224,7 +225,7 @@ final class HTTP1Poller: @unchecked Sendable {
       }
       // The kernel short of memory: wait a little rather than spin;
       // deadlines still end what it keeps from being read.
-      if ids == nil { usleep(10_000) }
+      if !waited { usleep(10_000) }
       let checked = ContinuousClock.now
       // A reading registered during the wait is checked on the next turn,
       // whose wait is then zero if its deadline has passed.
@@ -238,17 +239,15 @@ final class HTTP1Poller: @unchecked Sendable {
     }
   }
 
-  /// Stops watching a reading whose consumer is behind, until `wake()`;
-  /// watched again at once when the consumer caught up meanwhile (its
-  /// `wake()` may have come before the reading was parked).
+  /// Stops watching a reading whose consumer is behind, until `wake()`.
+  /// Checked again under the lock: a consumer that caught up since calls
+  /// `wake()` after it, so one still behind here is woken by that call,
+  /// and one no longer behind stays watched and is read on the next turn.
   private func park(_ id: UInt64, _ reading: HTTP1Reading, _ events: EventPoll) {
     state.withLock { state in
+      guard reading.isBehind else { return }
       events.watch(reading.descriptor, id: id, false)
-      if reading.isBehind {
-        state.parked.insert(id)
-      } else {
-        events.watch(reading.descriptor, id: id, true)
-      }
+      state.parked.insert(id)
     }
   }
 
