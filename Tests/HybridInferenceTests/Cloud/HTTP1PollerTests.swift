@@ -199,9 +199,9 @@ final class HTTP1PollerTests: XCTestCase {
   }
 
   /// A server that resets the connection while the poller has left it
-  /// unread (its consumer behind): the consumer gets what was read, then
-  /// `networkConnectionLost` as soon as it catches up, not at the
-  /// exchange's deadline a minute later.
+  /// unread (its consumer behind): no CPU is spent on it meanwhile, and the
+  /// consumer gets what was read, then `networkConnectionLost` as soon as
+  /// it catches up, not at the exchange's deadline a minute later.
   func testAResetWhileTheReadingWaits_endsTheResponseOnceTheConsumerCatchesUp() async throws {
     let total = 256 << 20
     let server = try ScriptedHTTPServer { _, _, _ in
@@ -224,6 +224,12 @@ final class HTTP1PollerTests: XCTestCase {
     }
     XCTAssertEqual(server.stats.withLock(\.resets), 1, "the server saw the client stop reading and reset")
     XCTAssertLessThan(server.stats.withLock(\.floodedBytes), total)
+    // A reset socket is always ready (its error); left in the set, it
+    // would have the poller spin on it while the consumer is behind.
+    let cpuBefore = Self.processCPU()
+    try await Task.sleep(for: .milliseconds(600))
+    let spent = Self.processCPU() - cpuBefore
+    XCTAssertLessThan(spent, .milliseconds(200), "CPU spent while the consumer was behind")
     let start = ContinuousClock.now
     var failure: (any Error)?
     do {
@@ -292,5 +298,14 @@ final class HTTP1PollerTests: XCTestCase {
   /// The threads of this process.
   private static func threadCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+  }
+
+  /// The process's CPU time, user and system.
+  private static func processCPU() -> Duration {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let seconds = Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+    let micros = Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    return .seconds(seconds) + .microseconds(micros)
   }
 }

@@ -49,11 +49,10 @@ final class EventPoll: @unchecked Sendable {
   #endif
 
   private static let readable: UInt32 = 0x001  // EPOLLIN
-  /// `EPOLL_CTL_ADD`, `EPOLL_CTL_DEL`, `EPOLL_CTL_MOD`.
+  /// `EPOLL_CTL_ADD`, `EPOLL_CTL_DEL`.
   private enum Operation: Int32 {
     case add = 1
     case remove = 2
-    case modify = 3
   }
 
   private let calls: Calls
@@ -76,13 +75,10 @@ final class EventPoll: @unchecked Sendable {
     control(.add, descriptor, events: Self.readable, id: id)
   }
 
-  /// Stops (`false`) or resumes (`true`) reporting a descriptor added with
-  /// `id`, which stays in the set.
-  func watch(_ descriptor: Int32, id: UInt64, _ watched: Bool) {
-    _ = control(.modify, descriptor, events: watched ? Self.readable : 0, id: id)
-  }
-
-  /// Takes `descriptor` out of the set, before it is closed or handed on.
+  /// Takes `descriptor` out of the set: before it is closed or handed on,
+  /// or while its reading is parked. (Left in with no events asked for, a
+  /// socket with an error or a hang-up would still be reported on every
+  /// wait: epoll always reports those.)
   func remove(_ descriptor: Int32) {
     _ = control(.remove, descriptor, events: 0, id: 0)
   }

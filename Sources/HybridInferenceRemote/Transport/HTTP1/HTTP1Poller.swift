@@ -22,7 +22,7 @@ import HybridInferenceCore
 /// current wait wakes it, through a pipe that is in the set too.
 ///
 /// A response whose consumer is `HTTP1Client.readAheadBytes` behind is
-/// parked when its socket next has bytes: left unwatched in the set, its
+/// parked when its socket next has bytes: taken out of the set, its
 /// deadline still kept, until its consumer or a cancellation calls
 /// `wake()`: what a fast server sends then waits in the socket, not in the
 /// stream's buffer.
@@ -36,7 +36,7 @@ import HybridInferenceCore
 final class HTTP1Poller: @unchecked Sendable {
   private struct State {
     var readings: [UInt64: HTTP1Reading] = [:]
-    /// Readings whose consumer was behind: unwatched until `wake()`.
+    /// Readings whose consumer was behind: out of the set until `wake()`.
     var parked: Set<UInt64> = []
     /// The next reading's id (0 is the pipe's).
     var nextID: UInt64 = 1
@@ -149,15 +149,17 @@ final class HTTP1Poller: @unchecked Sendable {
     return (events, wake.read)
   }
 
-  /// Watches every parked reading again: its consumer caught up (or
-  /// cancelled). One still behind is parked again when its socket has bytes.
+  /// Puts every parked reading back in the set: its consumer caught up
+  /// (or cancelled). One still behind is parked again when its socket has
+  /// bytes; one the kernel refuses room stays parked until the next call
+  /// or its deadline.
   func wake() {
     state.withLock { state in
       guard let events = state.events, !state.parked.isEmpty else { return }
-      for id in state.parked {
-        if let reading = state.readings[id] { events.watch(reading.descriptor, id: id, true) }
+      state.parked = state.parked.filter { id in
+        guard let reading = state.readings[id] else { return false }
+        return !events.add(reading.descriptor, id: id)
       }
-      state.parked = []
     }
   }
 
@@ -239,14 +241,14 @@ final class HTTP1Poller: @unchecked Sendable {
     }
   }
 
-  /// Stops watching a reading whose consumer is behind, until `wake()`.
+  /// Takes a reading whose consumer is behind out of the set, until `wake()`.
   /// Checked again under the lock: a consumer that caught up since calls
   /// `wake()` after it, so one still behind here is woken by that call,
-  /// and one no longer behind stays watched and is read on the next turn.
+  /// and one no longer behind stays in the set and is read on the next turn.
   private func park(_ id: UInt64, _ reading: HTTP1Reading, _ events: EventPoll) {
     state.withLock { state in
       guard reading.isBehind else { return }
-      events.watch(reading.descriptor, id: id, false)
+      events.remove(reading.descriptor)
       state.parked.insert(id)
     }
   }
@@ -260,11 +262,11 @@ final class HTTP1Poller: @unchecked Sendable {
   /// ends it (which may hand its connection to another request, so never
   /// the other way round).
   private func finish(_ id: UInt64, _ reading: HTTP1Reading, _ events: EventPoll) {
-    state.withLock { state in
+    let parked = state.withLock { state in
       state.readings[id] = nil
-      state.parked.remove(id)
+      return state.parked.remove(id) != nil
     }
-    events.remove(reading.descriptor)
+    if !parked { events.remove(reading.descriptor) }
     reading.end()
   }
 
