@@ -13,9 +13,6 @@ HI_MODELS := $(shell bash -c '. scripts/common.sh && echo "$$HI_MODELS"')
 export PKG_CONFIG_PATH := $(LLAMA_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 export LD_LIBRARY_PATH := $(LLAMA_PREFIX)/lib$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 export HYBRID_TEST_TINY_MODEL ?= $(HI_MODELS)/tiny-random-llama.gguf
-ifneq ($(wildcard $(CURDIR)/../shared/gemini-fixtures),)
-export HYBRID_GEMINI_FIXTURES ?= $(abspath $(CURDIR)/../shared/gemini-fixtures)
-endif
 
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?

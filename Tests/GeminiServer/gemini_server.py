@@ -32,7 +32,8 @@ when S is not 200.
 The model name picks the behaviour. `~`-separated options follow it:
 
     fixture-<file>       replay googleai/<file>.json, .txt (or <file> itself),
-                         from --fixtures, else from Tests/Fixtures/gemini
+                         from --fixtures (Tests/Fixtures/gemini-recorded by
+                         default), else from Tests/Fixtures/gemini
     echo                 answer "echo: <last user text>" (3 events when streamed); media parts
                          of that turn show as [image/png, 3 bytes] or [video/mp4 at URI]
     tools                function calling (gemini_tools.py): calls the first declared
@@ -398,7 +399,7 @@ class Server(ThreadingHTTPServer):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     default_fixtures = os.environ.get("HYBRID_GEMINI_FIXTURES") or os.path.join(
-        here, "..", "..", "..", "shared", "gemini-fixtures")
+        here, "..", "Fixtures", "gemini-recorded")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--api-key", default="test-api-key")
     parser.add_argument("--fixtures", default=default_fixtures)

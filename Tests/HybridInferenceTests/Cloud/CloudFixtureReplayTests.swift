@@ -2,7 +2,7 @@ import Foundation
 import HybridInference
 import XCTest
 
-/// Every recorded Gemini response in ../shared/gemini-fixtures/googleai,
+/// Every recorded Gemini response in Tests/Fixtures/gemini-recorded/googleai,
 /// replayed by the loopback server through the public API: `respond` for
 /// unary files, `streamResponse` for streaming ones.
 ///

@@ -29,13 +29,13 @@ final class GeminiTestServer {
   /// The repository root, found from this file's path.
   static let repositoryRoot = GeminiServerProcess.repositoryRoot
 
-  /// `HYBRID_GEMINI_FIXTURES`, else `../shared/gemini-fixtures` beside the repository.
+  /// The recorded responses in the repository (`Tests/Fixtures/gemini-recorded`), or the
+  /// folder of the same layout that `HYBRID_GEMINI_FIXTURES` names.
   static let fixturesDirectory: URL = {
     if let path = ProcessInfo.processInfo.environment["HYBRID_GEMINI_FIXTURES"], !path.isEmpty {
       return URL(fileURLWithPath: path)
     }
-    return repositoryRoot.deletingLastPathComponent()
-      .appendingPathComponent("shared/gemini-fixtures")
+    return repositoryRoot.appendingPathComponent("Tests/Fixtures/gemini-recorded")
   }()
 
   /// The recorded responses, or nil when the folder is absent.
