@@ -14,7 +14,7 @@ public enum RoutingFlags {
     ("connection-lost", .connectionLost),
   ]
 
-  /// `--fallback-on`'s value as a policy: §2's rule plus the named reasons.
+  /// `--fallback-on`'s value as a policy: the default rule plus the named reasons.
   static func policy(_ value: String) throws(CommandError) -> FallbackPolicy {
     var added: [FallbackReason] = []
     for name in value.split(separator: ",", omittingEmptySubsequences: false) {
