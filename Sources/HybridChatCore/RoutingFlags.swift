@@ -6,7 +6,7 @@ import HybridInferenceOpenAI
 import HybridInferenceRemote
 
 /// The routing flags of a hybrid mode: `--fallback-on`, `--hedge-after`,
-/// `--continue-interrupted` (issue 25).
+/// `--continue-interrupted`.
 public enum RoutingFlags {
   /// The names `--fallback-on` takes, comma-separated, and their reasons.
   public static let reasons: [(name: String, reason: FallbackReason)] = [
