@@ -38,7 +38,8 @@ build: setup
 lint:
 	swift format lint --strict -r Sources Tests Benchmarks Fuzz Examples Package.swift
 
-# DESIGN §10's walls: the targets' dependencies, and a cloud-only app built with no llama.cpp.
+# The module walls (the Architecture article, "Modules and walls"): the targets'
+# dependencies, and a cloud-only app built with no llama.cpp.
 walls:
 	scripts/check-walls.sh
 

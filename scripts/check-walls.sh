@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The module walls of DESIGN §10, checked the way a user meets them:
+# The module walls (the Architecture article, "Modules and walls"), checked the
+# way a user meets them:
 #  1. the targets depend on what the table says, and the Jinja and core
 #     targets on nothing (read from the manifest, not from this script's hopes);
 #  2. a cloud-only app (Examples/CloudOnlyApp, product HybridInferenceCloud)
@@ -27,7 +28,7 @@ for name in ["HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGem
     print(name + ":" + ",".join(deps))
 ')
 if [ "$actual" != "$expected" ]; then
-  echo "check-walls: the targets' dependencies are not DESIGN §10's:" >&2
+  echo "check-walls: the targets' dependencies are not the walls' (Architecture article, \"Modules and walls\"):" >&2
   diff <(echo "$expected") <(echo "$actual") >&2 || true
   exit 1
 fi
@@ -54,4 +55,4 @@ if [ "$status" != 2 ]; then
   echo "check-walls: the cloud-only app did not start (exit $status; 2 is its usage line)" >&2
   exit 1
 fi
-echo "check-walls: walls hold (targets as DESIGN §10; cloud-only app built and ran without llama.cpp)" >&2
+echo "check-walls: walls hold (targets as the Architecture article says; cloud-only app built and ran without llama.cpp)" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in Fuzz/ and runs each on its corpus (issue 9, point 7;
-# issue 19, point 6 added template, schema and json; issue 22 http1).
+# Builds the libFuzzer targets in Fuzz/ and runs each on its corpus: the parsers that
+# read what a server or a file sends (SSE, responses, GGUF, chat templates, schemas,
+# JSON prefixes, HTTP/1.1 responses).
 #
 #   scripts/fuzz.sh                       build, then run every target FUZZ_SECONDS (default 60) at once
 #   FUZZ_SECONDS=600 scripts/fuzz.sh      the long run

@@ -182,8 +182,8 @@ KINDS = {
     "tensor-shape-mismatch": dict(tensor_shapes={"blk.1.attn_q.weight": (tiny.N_EMBD, tiny.N_EMBD // 2)}),
     "embedding-rows-not-vocab": dict(tensor_shapes={"token_embd.weight": (VOCAB - 7, tiny.N_EMBD)}),
     "architecture-unknown": dict(arch="tinyllama-from-the-future"),
-    # arithmetic on header numbers: each of these trapped the check itself (an
-    # Int overflow) before it was overflow-checked; the tests read them in a
+    # arithmetic on header numbers: each of these traps an unchecked reader
+    # (an Int overflow); the tests read them in a
     # child process (HostileInputTests)
     "tensor-offset-near-int-max": dict(patch=set_tensor_offset(0x7FFF_FFFF_FFFF_FFE0)),
     "attention-widths-overflow": dict(edit_kv=set_kv(

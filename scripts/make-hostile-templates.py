@@ -3,7 +3,7 @@
 
 A GGUF carries its chat template as code (tokenizer.chat_template) and the
 library's Jinja engine runs it in the app's process, so a template is input
-like any other. Each kind below once ended or froze the host (issue 19): an
+like any other. Each kind below would end or freeze the host unbounded: an
 arithmetic trap, unbounded recursion, an allocation bomb or a time bomb. The
 tests (HostileTemplateTests) render each .jinja with the engine directly and
 load each .gguf through the public API in a child process with a watchdog.

@@ -54,7 +54,7 @@ struct CloudBenchmark {
       return
     }
     if CommandLine.arguments.dropFirst().first == "streaming" {
-      // `cloud-benchmark streaming [BUDGET_SECONDS]`: issue 20's streaming cost, a child per row.
+      // `cloud-benchmark streaming [BUDGET_SECONDS]`: the streaming cost per delta, a child per row.
       try StreamingCost.run(budget: CommandLine.arguments.dropFirst(2).first.flatMap(Double.init) ?? 60)
       return
     }
@@ -63,7 +63,7 @@ struct CloudBenchmark {
       return
     }
     if CommandLine.arguments.dropFirst().first == "fleet" {
-      // `cloud-benchmark fleet --local-model GGUF`: issue 22's remote clients at scale.
+      // `cloud-benchmark fleet --local-model GGUF`: remote clients at scale beside curl.
       let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
       guard let model = arguments.localModelPath else {
         throw LlamaBenchmarkError(description: "fleet needs --local-model GGUF")
@@ -85,7 +85,7 @@ struct CloudBenchmark {
       try FleetServer.serve()
     }
     if CommandLine.arguments.dropFirst().first == "hedging" {
-      // `cloud-benchmark hedging [--requests N]`: issue 25's hedged requests.
+      // `cloud-benchmark hedging [--requests N]`: hedged requests.
       let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
       let server = try LoopbackServer()
       defer { server.stop() }
@@ -93,7 +93,7 @@ struct CloudBenchmark {
       return
     }
     if CommandLine.arguments.dropFirst().first == "template-parity" {
-      // `cloud-benchmark template-parity --local-model GGUF`: issue 10's greedy parity.
+      // `cloud-benchmark template-parity --local-model GGUF`: greedy parity with llama-server's template.
       let arguments = Arguments(Array(CommandLine.arguments.prefix(1) + CommandLine.arguments.dropFirst(2)))
       guard let model = arguments.localModelPath else {
         throw LlamaBenchmarkError(description: "template-parity needs --local-model GGUF")

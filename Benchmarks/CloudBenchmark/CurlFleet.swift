@@ -4,12 +4,12 @@ import Foundation
 /// processes, each sending its requests one after another on one
 /// connection (the first opens it: cold; the rest reuse it: warm).
 ///
-/// Why processes and not one `curl --parallel` run (this benchmark before):
-/// in one `--parallel` process, a transfer's `time_total` starts when curl
-/// takes it from its queue and runs while one thread drives every transfer,
-/// so its warm figure was the time on the wire, not from the moment the
-/// request was asked for, and how many were really in flight was not known
-/// (curl 7.88 has no `%{time_queue}`). A sequential curl starts a transfer
+/// Why processes and not one `curl --parallel` run: in one `--parallel`
+/// process, a transfer's `time_total` starts when curl takes it from its
+/// queue and runs while one thread drives every transfer, so its warm figure
+/// is the time on the wire, not from the moment the request was asked for,
+/// and how many are really in flight is not known (curl 7.88 has no
+/// `%{time_queue}`). A sequential curl starts a transfer
 /// the moment the previous one ends, so its `time_total` is the latency a
 /// caller would see, and N processes are N in flight.
 ///

@@ -9,7 +9,7 @@ import HybridInferenceRemote
   import FoundationNetworking
 #endif
 
-/// Issue 9, point 3: offline costs one timeout, not one per request.
+/// Offline costs one timeout, not one per request ("Cloud client beside curl").
 ///
 /// The cloud's port is dead the way an unreachable host is: its accept queue
 /// is full (`listen(0)`, then filled), so the kernel drops new SYNs and

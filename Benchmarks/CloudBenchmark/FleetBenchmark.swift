@@ -22,7 +22,7 @@ import Synchronization
 /// library); curl does the same as N processes (`CurlFleet`). Servers:
 /// llama-server with a slot per request in flight and an HTTP pool larger
 /// than the most in flight (the goal's rows), `-np 4` with that pool and with
-/// its default pool (queueing rows; issue 22's hypothesis), and the fleet
+/// its default pool (queueing rows: what a server with too few HTTP threads does), and the fleet
 /// server (`FleetServer`, a loopback server cheap enough to take 128 in
 /// flight) answering as Gemini and as an OpenAI-compatible server.
 /// One-token answers, so the server's work is small and the same on every
@@ -65,8 +65,8 @@ enum FleetBenchmark {
 
   /// The clients' connection limit per host at `inFlight`: `FLEET_CONNECTIONS`,
   /// else `inFlight`. At 128 in flight against llama-server `-np 128`, the
-  /// default 32 made the client queue 96 requests the server had slots for
-  /// (+191 ms median warm, 3 rounds, stop 43).
+  /// default 32 would make the client queue 96 requests the server has slots
+  /// for, and the rows would read the client's queue.
   static func connections(inFlight: Int) -> Int {
     ProcessInfo.processInfo.environment["FLEET_CONNECTIONS"].flatMap(Int.init) ?? inFlight
   }
@@ -205,10 +205,10 @@ enum FleetTransport: String {
 /// and an HTTP thread for each (`-np N`, `--threads-http 160`), so a
 /// request's time is its own batch step, not its place in a queue. With
 /// `-np 4` 32 requests queue for 4 slots: each waits ~8 of the others'
-/// answers, and the order the slots take them moved a round's median by
-/// ±30 ms of ~400 (RESULTS.md §7, stops 41-42), more than a 2 ms goal can
-/// be read through; those rows stay, marked as queueing, for issue 22's
-/// hypothesis (the default HTTP pool) and for what a queueing server does.
+/// answers, and the order the slots take them moves a round's median by
+/// tens of milliseconds, more than a 2 ms goal can be read through; those
+/// rows stay, marked as queueing, for the default HTTP pool and for what a
+/// queueing server does.
 struct LlamaServerSetup {
   /// `-np`; nil: one slot per request in flight.
   var slots: Int?

@@ -23,7 +23,7 @@ struct FleetRow {
   var curl: Measurement { cold ? curlRun.cold : curlRun.warm }
   var failed: Int { cold ? clientRun.coldFailed : clientRun.warmFailed }
 
-  /// Issue 22's goal: median within 2 ms of curl's, p99 within 10%.
+  /// The goal of "Remote clients at scale": median within 2 ms of curl's, p99 within 10%.
   var meetsGoal: Bool {
     failed == 0 && curlRun.failed == 0 && client.median - curl.median <= 2
       && client.percentile(0.99) <= 1.1 * curl.percentile(0.99)

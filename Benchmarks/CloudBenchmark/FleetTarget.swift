@@ -19,8 +19,8 @@ struct FleetTarget {
   /// A fresh model with these options: its own transport, so no connection
   /// is up.
   let makeModel: @Sendable (RequestOptions) -> any LanguageModel
-  /// Whether issue 22's goal is read on this server's rows: false for a
-  /// llama-server whose requests queue for fewer slots than are in flight.
+  /// Whether the goal (`FleetRow.meetsGoal`) is read on this server's rows:
+  /// false for a llama-server whose requests queue for fewer slots than are in flight.
   var goalApplies = true
   /// The options every model of the run gets (`FleetBenchmark.options(for:)`).
   var options = FleetBenchmark.options(for: .automatic)
@@ -94,9 +94,9 @@ struct FleetTarget {
   /// A few requests on a model thrown away after, so the server has loaded
   /// what it loads on its first request, then a burst of the most in flight
   /// on fresh connections from a bare session thrown away too: a fresh
-  /// llama-server's first burst of new connections was 3-30x slower than its
-  /// later ones whichever client sent it (RESULTS.md §7), which made the
-  /// client, measured first, look slow cold.
+  /// llama-server's first burst of new connections is several times slower
+  /// than its later ones whichever client sends it, which would make the
+  /// client measured first look slow cold.
   func warmUp() async throws {
     let model = makeModel(options)
     for _ in 0..<10 { _ = try await model.respond(to: request) }

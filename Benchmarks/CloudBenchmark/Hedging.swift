@@ -9,7 +9,7 @@ import HybridInferenceRemote
   import FoundationNetworking
 #endif
 
-/// Issue 25, point 3: what hedging (`HybridModel.hedgeAfter`) does to the
+/// "Hedged requests": what hedging (`HybridModel.hedgeAfter`) does to the
 /// tail of time to first text, and what it costs in requests.
 ///
 /// The loopback server answers `echo` after a heavy-tailed wait (90% of

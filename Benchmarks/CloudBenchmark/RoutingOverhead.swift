@@ -5,7 +5,7 @@ import HybridInferenceLlama
 import HybridInferenceOpenAI
 import HybridInferenceRemote
 
-/// Issue 4, figure 3: what routing costs.
+/// What routing costs ("Cloud client beside curl").
 ///
 /// - Prefer on-device with the local model unavailable, against only-cloud, on
 ///   the same loopback requests: the extra latency of checking availability,

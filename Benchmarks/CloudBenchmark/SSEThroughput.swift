@@ -5,7 +5,7 @@ import HybridInferenceLlama
 import HybridInferenceOpenAI
 import HybridInferenceRemote
 
-/// Issue 9, point 6: one large streamed event, end to end, is linear in its size.
+/// "Large events and tiny chunks": one large streamed event, end to end, is linear in its size.
 ///
 /// The loopback server sends an answer of N bytes of text as a single SSE event
 /// in 64 KiB writes (`fault-huge~size-N`); the figure is the event's bytes per

@@ -6,7 +6,7 @@ import HybridInferenceOpenAI
 import HybridInferenceRemote
 import Synchronization
 
-/// Issue 20, point 3: a streamed delta costs what it adds, in time and memory.
+/// A streamed delta costs what it adds, in time and memory ("Large events and tiny chunks").
 ///
 ///     cloud-benchmark streaming [BUDGET_SECONDS]
 ///

@@ -2,7 +2,7 @@ import Foundation
 import HybridInferenceCore
 import HybridInferenceLlama
 
-/// Decode speed deep into a conversation (issue 22): the library's streamed
+/// Decode speed deep into a conversation ("Attention at depth"): the library's streamed
 /// decode after prompts of 0, 256, 1,024 and 3,000 tokens with flash attention
 /// off and on (explicitly, two model values), beside llama-bench `-fa 0` and
 /// `-fa 1` at the same depth; a 10-turn chat whose every turn is compared with
@@ -104,9 +104,9 @@ enum DepthBenchmark {
   }
 
   /// The chat's repetitions: `HI_CHAT_RUNS`, else at least five. Each
-  /// turn is one 64-token decode beside llama-bench's, and on these shared
-  /// cores a turn's ratio moved 0.91-1.04 between repetitions: with three,
-  /// one slow pair decided a turn's median (RESULTS.md §1d, stops 41-42).
+  /// turn is one 64-token decode beside llama-bench's, and on shared cores a
+  /// turn's ratio moves by several percent between repetitions: with three,
+  /// one slow pair decides a turn's median.
   static func chatRuns(_ runs: Int) -> Int {
     ProcessInfo.processInfo.environment["HI_CHAT_RUNS"].flatMap(Int.init).map { max(1, $0) } ?? max(runs, 5)
   }
@@ -251,10 +251,9 @@ enum DepthBenchmark {
   /// llama-bench's pp512 fills 512 from empty. Why not 512 tokens of text:
   /// llama.cpp attends over the used cells rounded up to 256, so a prompt a
   /// few cells past 512 attends over 768, and without flash attention every
-  /// one costs (the fused kernel skips the masked ones). With 540 cells the
-  /// library's prefill read 0.90-0.91 of pp512 -fa 0 and 0.90-0.96 with it
-  /// on; with 512, 0.97-1.03 and 0.98-1.005, alternated in one half hour
-  /// (RESULTS.md §1d).
+  /// one costs (the fused kernel skips the masked ones): a prompt of 540
+  /// cells reads clearly under pp512 for that reason alone, where 512 cells
+  /// compare like with like.
   static func prompt(filling cells: Int, model: LocalSystemModel) async throws -> String {
     var words = cells
     while words > 0 {

@@ -2,7 +2,7 @@ import Foundation
 import HybridInferenceCore
 import HybridInferenceLlama
 
-/// Issue 23's measure: time to first token of a restored ~1,100-token
+/// "Restored conversation": time to first token of a restored ~1,100-token
 /// conversation on device, with and without the prompt cache, beside the
 /// same turn in a live session; and what a save costs per turn.
 ///

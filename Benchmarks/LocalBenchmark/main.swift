@@ -5,25 +5,25 @@ import HybridInferenceLlama
 import HybridInferenceOpenAI
 import HybridInferenceRemote
 
-// Local benchmarks of issue 4: throughput beside llama-bench, multi-turn time to
-// first token with and without KV reuse, cancellation latency, and peak memory
-// for 1 and 4 sessions.
+// Local benchmarks: throughput beside llama-bench, multi-turn time to first token
+// with and without KV reuse, cancellation latency, and peak memory for 1 and 4
+// sessions (each command's tables in Benchmarks/RESULTS.md, named below).
 //
 //   local-benchmark throughput <model.gguf> <llama-bench> [threads] [batch] [runs]
 //   local-benchmark multiturn <model.gguf>
 //   local-benchmark cancel <model.gguf>
 //   local-benchmark memory <model.gguf> <sessions>
-//   local-benchmark render <model.gguf>   (issue 10: a 50-turn prompt on the model's own template)
+//   local-benchmark render <model.gguf>   (a 50-turn prompt on the model's own template: "Chat template render and parity")
 //   local-benchmark grammar <model.gguf> [threads] [runs]
-//   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   (issue 14: streamed decode)
-//   local-benchmark concurrent <model.gguf> [threads] [runs] [on|off|auto]   (issues 14, 22: 1, 4, 16 sessions, beside llama-server -np 4 driven by scripts/llama-server-sessions.py)
-//   local-benchmark depth <model.gguf> <llama-bench> [threads] [runs]   (issue 22: decode at depth, -fa 0 / -fa 1, a 10-turn chat)
+//   local-benchmark decode <model.gguf> <llama-bench> [threads] [runs]   ("Streamed decode")
+//   local-benchmark concurrent <model.gguf> [threads] [runs] [on|off|auto]   (1, 4, 16 sessions, beside llama-server -np 4 driven by scripts/llama-server-sessions.py: "Sessions answering at once")
+//   local-benchmark depth <model.gguf> <llama-bench> [threads] [runs]   (decode at depth, -fa 0 / -fa 1, a 10-turn chat: "Attention at depth")
 //   local-benchmark probe <model.gguf> <llama-bench> <depth> <fa 0|1> [runs] [threads]   (where a streamed decode's time goes)
 //   local-benchmark probe-c <model.gguf> <depth> <fa 0|1> [rounds] [tokens] [variant]   (llama.cpp's C API alone: llama-bench's context vs the library's)
 //   local-benchmark stream <model.gguf> <depth> <fa 0|1> [runs]   (the library's streamed decode alone, for perf; see PerfControl)
-//   local-benchmark promptcache <model.gguf> [runs]   (issue 23: a restored 1,100-token conversation, with and without the prompt cache)
-//   local-benchmark samplecost <model.gguf>   (issue 22: a greedy pick and a default draw, llama.cpp's sampler vs the library's in place)
-//   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (issue 22: the flash-attention calibration beside llama-bench -fa 0 / -fa 1)
+//   local-benchmark promptcache <model.gguf> [runs]   (a restored 1,100-token conversation, with and without the prompt cache: "Restored conversation")
+//   local-benchmark samplecost <model.gguf>   (a greedy pick and a default draw, llama.cpp's sampler vs the library's in place)
+//   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (the flash-attention calibration beside llama-bench -fa 0 / -fa 1: "Attention at depth")
 
 let arguments = CommandLine.arguments
 

@@ -51,7 +51,7 @@ public struct ChatOptions: Sendable, Hashable {
 
   /// Whether the Gemini model is on Vertex AI (either Vertex flag given).
   public var usesVertexAI: Bool { vertexProject != nil || vertexLocation != nil }
-  /// `--fallback-on LIST`: what a hybrid mode falls back on beyond DESIGN §2's rule.
+  /// `--fallback-on LIST`: what a hybrid mode falls back on beyond the default rule (`FallbackPolicy.default`).
   public var fallbackPolicy = FallbackPolicy.default
   /// `--hedge-after MS`: a hybrid mode asks its other model too when the first
   /// has delivered nothing within this many milliseconds.

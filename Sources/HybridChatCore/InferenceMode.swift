@@ -1,5 +1,5 @@
-/// Which model answers: the four inference modes of DESIGN.md §2, named as
-/// the `--mode` flag spells them.
+/// Which model answers: the four inference modes of the Architecture article
+/// ("Routing rules"), named as the `--mode` flag spells them.
 public enum InferenceMode: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
   /// The on-device model, the cloud when the device cannot answer.
   case preferOnDevice = "prefer-on-device"

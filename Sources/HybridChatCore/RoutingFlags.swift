@@ -6,7 +6,7 @@ import HybridInferenceOpenAI
 import HybridInferenceRemote
 
 /// The routing flags of a hybrid mode: `--fallback-on`, `--hedge-after`,
-/// `--continue-interrupted` (issue 25).
+/// `--continue-interrupted`.
 public enum RoutingFlags {
   /// The names `--fallback-on` takes, comma-separated, and their reasons.
   public static let reasons: [(name: String, reason: FallbackReason)] = [
@@ -14,7 +14,7 @@ public enum RoutingFlags {
     ("connection-lost", .connectionLost),
   ]
 
-  /// `--fallback-on`'s value as a policy: §2's rule plus the named reasons.
+  /// `--fallback-on`'s value as a policy: the default rule plus the named reasons.
   static func policy(_ value: String) throws(CommandError) -> FallbackPolicy {
     var added: [FallbackReason] = []
     for name in value.split(separator: ",", omittingEmptySubsequences: false) {

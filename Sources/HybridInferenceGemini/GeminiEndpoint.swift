@@ -11,9 +11,9 @@ import HybridInferenceRemote
 ///
 /// The URLs, the producer and the displayed base URL are worked out once,
 /// when the endpoint is made (with the model), not per request: percent
-/// encoding, URL parsing and redaction gave the same answer every time, and
-/// with the client made once per model this took the Gemini client from
-/// 424 to 394 µs of CPU a request at 32 in flight (RESULTS.md §7).
+/// encoding, URL parsing and redaction give the same answer every time, and
+/// at many requests in flight their CPU shows in every request's cost
+/// (Benchmarks/RESULTS.md, "Remote clients at scale").
 struct GeminiEndpoint: Sendable {
   /// The REST methods the client calls.
   enum Method: String, Sendable, CaseIterable {

@@ -1,13 +1,11 @@
 /// Whether llama.cpp computes attention with its fused flash-attention kernel
 /// (`LocalSystemModel.flashAttention`).
 ///
-/// Which is faster depends on the model, the machine and the depth: on a
-/// 2-core Intel Xeon, SmolLM2 (attention heads 64 wide) decoded 2.3-2.7x
-/// slower with it on once a thousand tokens were in the KV cache; on another
-/// (AVX-512, no AMX) 12% faster at depth 0 and 12% slower at 3,000; on one
-/// with AMX 18% faster at 0 and 3.2x slower at 3,000; on an AMD
-/// EPYC of the same machine type 19% faster at 0 and 18% slower at 1,024. No
-/// rule on the model alone is right on all of them, so `.automatic` measures.
+/// Which is faster depends on the model, the machine and the depth: the same
+/// model can decode faster with the kernel on an empty cache and several
+/// times slower with it a thousand tokens deep on one CPU, and be a near tie
+/// on another (Benchmarks/RESULTS.md, "Attention at depth"). No rule on the
+/// model alone is right on all of them, so `.automatic` measures.
 public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// Decided when the first context is made (`prepare()` or the first
   /// request). On the CPU backend, by a calibration: the model's decode step
@@ -20,8 +18,7 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// that a near tie, where the noise of one calibration on shared cores is
   /// as large, does not flip from one process to the next. Where the two
   /// cross (on over 5% faster at some depth and over 5% slower at the
-  /// deepest depths: 19% at 0 and 18% at 1,024 on one AMD EPYC, 10% at 256
-  /// and 9% at 3,072 on one Intel Xeon), it is on for short conversations
+  /// deepest depths), it is on for short conversations
   /// and off past the crossing, interpolated between the depths measured: a
   /// context is made again without the kernel when a turn starts past it,
   /// its conversations' cells rewritten for the other layout (not decoded
@@ -29,9 +26,9 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// again. A depth stops once its timed pairs settle it (three at least,
   /// two far apart, else five), and 3,072 is skipped when 0 and 1,024
   /// already fix its reading (on over 20% behind at 1,024, not clearly at 0).
-  /// It costs 0.5-0.9 s for SmolLM2-sized models on 2 cores (median 0.73 s
-  /// on an AMD EPYC, 0.58 s on an Intel Xeon with AMX) and runs
-  /// once per model file, llama.cpp build, CPU and thread count in a process;
+  /// It costs under a second for SmolLM2-sized models on 2 cores
+  /// (Benchmarks/RESULTS.md, "Attention at depth") and runs once per model
+  /// file, llama.cpp build, CPU and thread count in a process;
   /// with a `PromptCache.directory` the decision is also stored there, so the
   /// prompt cache's keys stay the same from one process to the next. A model
   /// whose step takes over 60 ms with either setting, or whose K/V at that depth passes 128 MiB,

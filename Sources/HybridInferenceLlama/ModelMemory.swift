@@ -3,25 +3,24 @@
 ///
 /// A decode step reads every weight, and every cached K and V of its
 /// sequence. On 4 KiB pages that is a page-table walk for each 4 KiB the
-/// processor's TLB no longer covers; on 2 MiB pages, one for every 2 MiB. On
-/// a 2-core AMD EPYC, llama.cpp's own llama-bench decoded SmolLM2 3.7-6.8%
-/// faster with its memory on 2 MiB pages than with its default, weights
-/// mapped from the file on 4 KiB pages; the library's streamed decode 1-6%
-/// faster with its weights on them, and at 1,024-3,200 tokens of depth a
-/// median 2.4% faster than `.mapped` with the KV cache on them too (0.8%
-/// with the weights alone; RESULTS.md §1d).
+/// processor's TLB does not cover; on 2 MiB pages, one for every 2 MiB. With
+/// weights and KV cache on 2 MiB pages, llama-bench and the library's
+/// streamed decode both run a few percent faster than on llama.cpp's default
+/// (weights mapped from the file on 4 KiB pages), the KV cache mattering
+/// more the deeper the conversation (Benchmarks/RESULTS.md, "Prefill and
+/// decode beside llama-bench").
 ///
 /// The pages are asked for after the fact, on a context's first decode. The
 /// weights, once per model, with `madvise(MADV_COLLAPSE)` (Linux 6.1 and
 /// later): the kernel copies each 2 MiB-aligned part onto a huge page
-/// whatever its transparent-huge-page setting (SmolLM2's 90 MiB took
-/// 22-330 ms on that 2-core VM), in `prepare()` where the flash-attention
+/// whatever its transparent-huge-page setting (a copy of tens to hundreds of
+/// milliseconds for a small model), in `prepare()` where the flash-attention
 /// calibration runs there (`FlashAttention.automatic` on the CPU, outside
 /// its time budget), else in the first request. The KV cache, in every
 /// context (one is made anew as its conversations grow), where the THP
 /// setting is `always` or `madvise`: its empty part is advised, dropped and
 /// faulted in again as fresh huge pages, and what a grown context loaded is
-/// copied across (3-38 ms for SmolLM2's 26 MiB cache). A kernel
+/// copied across. A kernel
 /// that cannot leaves the memory as it is, and the log says what moved
 /// (`.info`, `LocalSystemModel.setLlamaLogHandler(_:)`).
 public enum ModelMemory: Sendable, Hashable, CustomStringConvertible {

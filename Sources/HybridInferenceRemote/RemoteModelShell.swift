@@ -56,7 +56,7 @@ package struct RemoteModelShell: Sendable {
       memory: .shared, origin: origin, probeTimeout: requestOptions.connectTimeout)
   }
 
-  /// Where this model's rate limits are remembered (DESIGN §8): per origin,
+  /// Where this model's rate limits are remembered: per origin,
   /// model and credential, so another key or token on the same server is
   /// asked as usual.
   package var rateLimits: RateLimitMemory.Reporter? {

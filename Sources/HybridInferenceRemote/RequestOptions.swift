@@ -26,7 +26,8 @@ public struct RequestOptions: Sendable, Hashable {
   /// connect to the server, 1 s after the verdict and then backing off to
   /// once a minute, clears it when the server answers; so does any request
   /// that reaches it. The model used on its own is always asked, and throws
-  /// `.offline` as before. On by default; off, nothing is remembered or probed.
+  /// `.offline` when it cannot reach its server. On by default; off, nothing
+  /// is remembered or probed.
   public var remembersOffline: Bool
   /// The largest body a unary call (`respond`, `countTokens`) or an error
   /// response may have, in bytes; a longer one ends the call with
@@ -64,10 +65,10 @@ public struct RequestOptions: Sendable, Hashable {
 
   /// Which HTTP client carries a model's requests.
   ///
-  /// On Linux, URLSession (FoundationNetworking, over libcurl) adds a cold
-  /// burst of 32 requests about a second over what curl takes, and warm
-  /// requests a few ms each, at the request rates of a fleet of
-  /// llama-server or vLLM replicas. So plain `http://` servers are spoken
+  /// On Linux, URLSession (FoundationNetworking, over libcurl) falls far
+  /// behind curl, cold and warm, at the request rates of a fleet of
+  /// llama-server or vLLM replicas (Benchmarks/RESULTS.md, "Remote clients
+  /// at scale"). So plain `http://` servers are spoken
   /// to by the library's own small HTTP/1.1 client: a pool of keep-alive
   /// connections per server, one thread per request in flight, nothing in
   /// between the socket and the stream. `https://` always goes through
@@ -91,9 +92,9 @@ public struct RequestOptions: Sendable, Hashable {
   /// The default `maximumEventBytes`: 16 MiB.
   public static let defaultMaximumEventBytes = 16 << 20
   /// The default `maximumInlineMediaBytes`: 100 MB (100,000,000 bytes)
-  /// encoded, the Gemini API's documented limit for inline data since
-  /// January 2026 (20 MB before; some types, PDFs among them, have lower
-  /// limits of their own, which the server enforces). OpenAI's own API takes
+  /// encoded, the Gemini API's documented limit for inline data (some
+  /// types, PDFs among them, have lower limits of their own, which the
+  /// server enforces). OpenAI's own API takes
   /// less per request (about 50 MB); lower it for such a server.
   public static let defaultMaximumInlineMediaBytes = 100_000_000
   /// The default `maximumConnectionsPerHost`.

@@ -1,12 +1,12 @@
 // swift-format-ignore-file
-// (The DESIGN.md contract snippet below is kept byte for byte as written there.)
+// (The first contract snippet below, the public API, is kept byte for byte.)
 
 import Foundation
 import HybridInference
 import TestPrerequisites
 import XCTest
 
-/// DESIGN.md §1: the contract snippet, unchanged, compiles against the library
+/// The first contract snippet (the public API, kept byte for byte) compiles against the library
 /// and does what its comments say. It runs wherever the default model is
 /// provisioned (`make test` does that): prefer-on-device answers on the
 /// device, so no key is needed.
@@ -60,7 +60,7 @@ private func print(_ items: Any...) {
 }
 
 private func contractSnippet() async throws {
-  // ---- DESIGN.md §1, verbatim ----
+  // ---- the first contract snippet, verbatim ----
   // Models
   let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite")   // key from GEMINI_API_KEY or GOOGLE_API_KEY
   let local = LocalSystemModel.default                          // the default on-device model (a GGUF file)

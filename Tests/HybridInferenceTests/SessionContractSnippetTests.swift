@@ -1,17 +1,17 @@
 // swift-format-ignore-file
-// (The DESIGN.md §8 lines below are kept byte for byte as written there.)
+// (The third contract snippet's lines below are kept byte for byte.)
 
 import Foundation
 import HybridInference
 import XCTest
 
-/// DESIGN.md §8: the lines of the third contract snippet that the Codable
+/// The lines of the third contract snippet (kept byte for byte) that the Codable
 /// transcript, restoring, context overflow and placement build (the prompt
 /// cache, media, routing and Vertex lines belong to other issues and join
 /// this test when they land), unchanged, compile against the library and run
 /// on the tiny model with the cloud a closed port.
 final class SessionContractSnippetTests: XCTestCase {
-  /// What §8 continues from (§1 and §6): the tiny model, a cloud at a
+  /// What the third snippet continues from (the first and second): the tiny model, a cloud at a
   /// closed port, a session that has answered "Hello" on the device, and
   /// that answer. ThirdContractSnippetTests starts from it too.
   static func afterFirstAnswer() async throws -> (
@@ -44,8 +44,8 @@ private func sessionSnippet(
   session: GenerativeModelSession, local: LocalSystemModel, cloud: CloudGeminiModel,
   response: GenerativeModelSession.Response
 ) async throws -> (GenerativeModelSession, GenerativeModelSession) {
-  let cached = local  // DESIGN §8 makes it with a PromptCache (another issue's line)
-  // ---- DESIGN.md §8, verbatim (the Codable transcript, contextOverflow and placement lines) ----
+  let cached = local  // the third snippet makes it with a PromptCache (PromptCacheContractTests' line)
+  // ---- the third contract snippet, verbatim (the Codable transcript, contextOverflow and placement lines) ----
   // Save a conversation and go on with it later, in another process: Transcript is Codable
   // (a documented, versioned JSON format that keeps every part: tool calls, outputs, media).
   let saved = try JSONEncoder().encode(session.transcript)

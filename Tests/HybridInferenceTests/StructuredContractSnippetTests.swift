@@ -1,12 +1,12 @@
 // swift-format-ignore-file
-// (The DESIGN.md §6 structured-output lines below are kept byte for byte as written there.)
+// (The second contract snippet's structured-output lines below are kept byte for byte.)
 
 import Foundation
 import HybridInference
 import TestPrerequisites
 import XCTest
 
-/// DESIGN.md §6: the structured-output part of the second contract snippet,
+/// The structured-output part of the second contract snippet (kept byte for byte),
 /// unchanged, compiles against the library and runs on the default model.
 /// Prefer-on-device answers on the device; the cloud secondary points at a
 /// closed loopback port, so a fallback would fail the test rather than pass
@@ -74,7 +74,7 @@ private func print(_ items: Any...) {
   SnippetOutput.current?.record(items)
 }
 
-// ---- DESIGN.md §6, verbatim (the structured-output part; the import is at the top) ----
+// ---- the second contract snippet, verbatim (the structured-output part; the import is at the top) ----
 // Structured output: any Decodable struct; the schema is derived from its Decodable
 // conformance (no macros), or written by hand.
 struct Recipe: Generable {
@@ -89,11 +89,11 @@ struct Recipe: Generable {
 // ---- (the snippet's statements continue in the function below) ----
 
 private func structuredOutputSnippet() async throws -> SnippetResults {
-  // §1's `local` and `cloud`; this cloud must never be needed (port 9 is closed).
+  // The first snippet's `local` and `cloud`; this cloud must never be needed (port 9 is closed).
   let local = LocalSystemModel.default
   let cloud = CloudGeminiModel(name: "gemini-3.1-flash-lite", apiKey: "unused",
                                baseURL: URL(string: "http://127.0.0.1:9"))
-  // ---- DESIGN.md §6, verbatim ----
+  // ---- the second contract snippet, verbatim ----
   let session = GenerativeModelSession(model: .hybridModel(primary: local, secondary: cloud))
   let recipe = try await session.respond(to: "A quick pancake recipe", generating: Recipe.self)
   print(recipe.content.title, recipe.rawResponse.modelVersion)   // recipe.content: Recipe

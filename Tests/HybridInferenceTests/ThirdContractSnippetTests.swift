@@ -1,13 +1,13 @@
 // swift-format-ignore-file
-// (The DESIGN.md §8 snippet below is kept byte for byte as written there.)
+// (The third contract snippet below is kept byte for byte.)
 
 import Foundation
 import HybridInference
 import XCTest
 
-/// DESIGN.md §8, the third contract snippet, whole: it compiles against the
+/// The third contract snippet, whole and kept byte for byte: it compiles against the
 /// library as written, with `local`, `cloud`, `session`, `response` and
-/// `GetWeather` from §1 and §6 as the snippet says. Run, it goes as far as
+/// `GetWeather` from the first and second snippets as the snippet says. Run, it goes as far as
 /// its placeholder photo: `Data()` is no image, and the session refuses it
 /// (`invalidAttachment`) before anything is sent. Each part runs for real in
 /// its own test (SessionContractSnippetTests, PromptCacheContractTests,
@@ -29,7 +29,7 @@ private func thirdSnippet(
   local: LocalSystemModel, cloud: CloudGeminiModel, session: GenerativeModelSession,
   response: GenerativeModelSession.Response
 ) async throws {
-  // ---- DESIGN.md §8, verbatim ----
+  // ---- the third contract snippet, verbatim ----
 
   // Save a conversation and go on with it later, in another process: Transcript is Codable
   // (a documented, versioned JSON format that keeps every part: tool calls, outputs, media).

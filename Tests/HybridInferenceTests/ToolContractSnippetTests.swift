@@ -1,12 +1,12 @@
 // swift-format-ignore-file
-// (The DESIGN.md §6 tool lines below are kept byte for byte as written there.)
+// (The second contract snippet's tool lines below are kept byte for byte.)
 
 import Foundation
 import HybridInference
 import TestPrerequisites
 import XCTest
 
-/// DESIGN.md §6: the tools part of the second contract snippet, unchanged,
+/// The tools part of the second contract snippet (kept byte for byte),
 /// compiles against the library and runs twice: on the default model (the
 /// cloud secondary is a closed port, so a fallback would fail the test), and
 /// on the loopback Gemini server with the device switched off, where the
@@ -51,7 +51,7 @@ final class ToolContractSnippetTests: XCTestCase {
   }
 }
 
-// ---- DESIGN.md §6, verbatim (the tools part) ----
+// ---- the second contract snippet, verbatim (the tools part) ----
 // Tools: the model may call them; the session runs them and feeds the output back.
 struct GetWeather: Tool {
   struct Arguments: Generable { var city: String }
@@ -64,7 +64,7 @@ struct GetWeather: Tool {
 private func toolSnippet(local: LocalSystemModel, cloud: CloudGeminiModel) async throws -> (
   GenerativeModelSession.Response, GenerativeModelSession
 ) {
-  // ---- DESIGN.md §6, verbatim ----
+  // ---- the second contract snippet, verbatim ----
   let agent = GenerativeModelSession(model: .hybridModel(primary: local, secondary: cloud),
                                      instructions: "You help travellers.", tools: [GetWeather()])
   let answer = try await agent.respond(to: "What is the weather in Paris?")

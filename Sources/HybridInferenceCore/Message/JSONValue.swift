@@ -8,9 +8,9 @@
 /// `Double` cannot hold exactly: those are `.exactInteger`, so that a tool's
 /// `Int64` or `UInt64` argument, or an identifier in a structured answer,
 /// reaches the app unchanged instead of silently rounded. The extra case is
-/// the smallest change that keeps every number exact: `.number` keeps its
-/// `Double` (and every value it held before), and only a switch that lists
-/// every case without `default` has one more case to handle.
+/// the smallest change that keeps every number exact: every other number is
+/// a `.number(Double)`, and only a switch that lists every case without
+/// `default` has one more case to handle.
 public enum JSONValue: Sendable, Hashable, Codable {
   /// `null`.
   case null

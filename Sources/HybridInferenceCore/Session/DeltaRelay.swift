@@ -3,7 +3,8 @@
 ///
 /// - Deltas without text (usage, metadata, a function call) are held back
 ///   until the first text or thought, so that a failure right after them can
-///   still fall back (DESIGN.md §2): `deliveredText` says whether the caller
+///   still fall back (streams fall back only before the first text):
+///   `deliveredText` says whether the caller
 ///   has seen any.
 /// - With `keepsText`, the answer text so far is kept: a broken answer can be
 ///   continued from it on the other model (`continuesInterruptedAnswers`).

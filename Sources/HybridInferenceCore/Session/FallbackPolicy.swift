@@ -1,6 +1,6 @@
 /// Which failures of a hybrid's primary model its secondary may answer.
 ///
-/// `FallbackPolicy.default` is DESIGN.md §2's rule: an on-device primary
+/// `FallbackPolicy.default` is the library's routing rule: an on-device primary
 /// falls back on any failure of its own; a cloud primary only when it is
 /// unavailable or offline, so that an API error (a 429, a 5xx) is the app's
 /// to see rather than masked by a different model's answer. An app that would
@@ -15,10 +15,11 @@
 /// request once one of its tools has run (the tool may have had effects).
 /// A struct with static members rather than an enum, so that it can grow.
 public struct FallbackPolicy: Sendable, Hashable {
-  /// The reasons added to §2's rule.
+  /// The reasons added to the default rule.
   public private(set) var addedReasons: Set<FallbackReason>
 
-  /// DESIGN.md §2's rule and nothing more.
+  /// The library's routing rule and nothing more: an on-device primary falls
+  /// back on any failure of its own, a cloud primary only when unavailable or offline.
   public static let `default` = FallbackPolicy(addedReasons: [])
 
   private init(addedReasons: Set<FallbackReason>) {
@@ -26,8 +27,8 @@ public struct FallbackPolicy: Sendable, Hashable {
   }
 
   /// This policy, also falling back on `reasons` (`.rateLimited`,
-  /// `.serverError`, `.timedOut`, `.connectionLost`). Adding a reason §2
-  /// already falls back on changes nothing.
+  /// `.serverError`, `.timedOut`, `.connectionLost`). Adding a reason every
+  /// policy already falls back on changes nothing.
   public func adding(_ reasons: FallbackReason...) -> FallbackPolicy {
     adding(contentsOf: reasons)
   }
@@ -66,12 +67,12 @@ public struct FallbackReason: Sendable, Hashable, CustomStringConvertible {
   private init(_ name: String) { self.name = name }
 
   /// The primary was unavailable (no key, switched off, a missing file).
-  /// §2 always falls back on it.
+  /// Every policy falls back on it.
   public static let unavailable = FallbackReason("unavailable")
-  /// The primary's server could not be reached (`.offline`). §2 always falls back on it.
+  /// The primary's server could not be reached (`.offline`). Every policy falls back on it.
   public static let offline = FallbackReason("offline")
   /// An on-device primary failed on its own (a decode error, a request it
-  /// cannot serve). §2 always falls back on it.
+  /// cannot serve). Every policy falls back on it.
   public static let onDeviceFailure = FallbackReason("on-device failure")
   /// A cloud primary answered 429 or `RESOURCE_EXHAUSTED` after its retries.
   public static let rateLimited = FallbackReason("rate limited")
@@ -88,7 +89,7 @@ public struct FallbackReason: Sendable, Hashable, CustomStringConvertible {
   /// first. Adding it to a policy changes nothing.
   public static let hedged = FallbackReason("hedged")
 
-  /// The reasons every policy falls back on (§2).
+  /// The reasons every policy falls back on (the Architecture article, "Routing rules").
   static let alwaysFallBack: Set<FallbackReason> = [.unavailable, .offline, .onDeviceFailure]
 
   /// The name.

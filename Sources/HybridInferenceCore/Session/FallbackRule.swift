@@ -4,7 +4,7 @@ import Foundation
   import FoundationNetworking
 #endif
 
-/// What never falls back, whatever the policy (DESIGN.md §2).
+/// What never falls back, whatever the policy (the Architecture article, "Routing rules").
 enum FallbackRule {
   /// Whether `error` is a cancellation (Swift's, URLSession's, or the task's
   /// own): never a reason to ask another model.

@@ -1,4 +1,5 @@
-/// A hybrid's stream: fall back before the first text (DESIGN.md §2), hedge
+/// A hybrid's stream: fall back before the first text (the Architecture
+/// article, "Routing rules"), hedge
 /// when the primary is slow (`HedgeRace`), and continue a broken answer on
 /// the other model.
 extension HybridModel {

@@ -1,9 +1,9 @@
 /// Two models, one preferred: the primary answers when it can, the secondary
 /// when the routing rules allow.
 ///
-/// Beyond DESIGN.md §2's four modes, three rules are the app's to choose:
+/// Beyond the four inference modes, three rules are the app's to choose:
 /// - `fallback`: which failures of the primary the secondary may answer
-///   (`FallbackPolicy.default` is §2's rule; `.adding(.rateLimited, .serverError)`
+///   (`FallbackPolicy.default` is the library's rule; `.adding(.rateLimited, .serverError)`
 ///   falls back on a 429 or a 5xx too).
 /// - `hedgeAfter`: when the primary has delivered nothing (no text, call or
 ///   thought) within that delay, the secondary is asked too; the first to
@@ -32,7 +32,7 @@ public struct HybridModel: LanguageModel {
 
   /// A hybrid that asks `primary` first and `secondary` when `fallback` allows.
   /// - Parameters:
-  ///   - fallback: Which failures of the primary fall back; §2's rule by default.
+  ///   - fallback: Which failures of the primary fall back; the library's rule by default.
   ///   - hedgeAfter: Ask the secondary too when the primary has delivered
   ///     nothing within this delay; nil never hedges.
   ///   - continuesInterruptedAnswers: Continue a broken answer on the other model.

@@ -11,7 +11,7 @@
 /// stream; text, `Generable` and schema answers; with tools), and so does
 /// `CloudGeminiModel.countTokens`. A string literal is a prompt of that
 /// text, and the `String` overloads stay, so `respond(to: "Hi")` and
-/// `respond(to: someString)` read as before. See `Attachment` for which
+/// `respond(to: someString)` both compile. See `Attachment` for which
 /// model reads which media.
 public struct Prompt: Sendable, Hashable, ExpressibleByStringLiteral {
   /// The text of the turn; may be empty when there are attachments.

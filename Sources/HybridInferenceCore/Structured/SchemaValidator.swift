@@ -15,7 +15,7 @@ import Foundation
 ///   of definitions and alternatives, the nodes a check can meet twice,
 ///   are remembered), so alternatives that refer to each other cost the
 ///   product of the two sizes at most, never a branch per level (a
-///   self-referencing `anyOf` used to try every branch at every level); a
+///   self-referencing `anyOf` would otherwise try every branch at every level); a
 ///   pair met again while it is being checked (a `$ref` loop that reads
 ///   nothing) does not match;
 /// - the whole check takes at most `workLimit` steps, and `pattern`s at
@@ -28,7 +28,8 @@ struct SchemaValidator {
   /// Checks of one (schema node, value part) pair, for one answer.
   static let workLimit = 1_000_000
   /// ICU progress reports for all of one answer's `pattern` matches: ICU
-  /// reports periodically while it matches, here about every 0.1 ms.
+  /// reports periodically while it matches (a fraction of a millisecond
+  /// apart), so the limit bounds the time an answer's patterns take.
   static let patternWorkLimit = 500
   let root: OrderedJSON
 
@@ -279,7 +280,7 @@ struct SchemaValidator {
     }
 
     /// A pattern compiled once per check; nil for one ICU does not read
-    /// (it is then not checked, as before: the schema is the app's).
+    /// (it is then not checked: the schema is the app's).
     private mutating func expression(for pattern: String) -> NSRegularExpression? {
       if let known = expressions[pattern] { return known }
       let expression = try? NSRegularExpression(pattern: pattern)

@@ -5,8 +5,8 @@ import HybridInferenceJinja
 ///
 /// The grammar guarantees the shape but not the meaning: without the schema
 /// in view a small model fills `title` with the question, or repeats one list
-/// item until the token limit. The schema's text (descriptions included: the
-/// "descriptions the model sees" of DESIGN §6) is appended to the last user
+/// item until the token limit. The schema's text (descriptions included:
+/// they are what the model sees of each field) is appended to the last user
 /// message of this request only; the transcript keeps the prompt as written.
 /// Gemini gets the schema in `responseJsonSchema` instead.
 enum SchemaPrompt {

@@ -3,9 +3,9 @@ import Foundation
 /// Text the kernel makes on read: /proc and /sys files.
 ///
 /// The kernel reports these files' size as 0 and makes their text as it is
-/// read; on this toolchain `String(contentsOfFile:)` returned only the first
-/// ~4 KiB of them (measured: 4,049 of /proc/self/maps' 25,196 bytes), so a
-/// reader found nothing past the first page. This reads until the kernel says
+/// read; Foundation's `String(contentsOfFile:)` reads only about the first
+/// 4 KiB of them, so a reader would find nothing past the first page of
+/// /proc/self/maps, which runs to tens of KiB. This reads until the kernel says
 /// the end, up to a bound: a host with thousands of mappings or CPUs must not
 /// make one read grow without limit.
 enum KernelFile {

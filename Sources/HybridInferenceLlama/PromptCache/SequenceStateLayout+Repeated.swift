@@ -27,8 +27,8 @@ extension SequenceStateLayout {
 
   /// `repeated(_:cells:maximumBytes:)` written into `state`, in place when it
   /// already has the size (the calibration's second context: both layouts of
-  /// a model's state, `v_trans` or not, are as long, and a fresh 77 MB array
-  /// costs 35 ms of page faults on 2 cores); false, and `state` empty, when
+  /// a model's state, `v_trans` or not, are as long, and a fresh array of
+  /// tens of MB pays its page faults again); false, and `state` empty, when
   /// `oneCell` is not laid out so or the result would pass `maximumBytes`.
   static func repeated(_ oneCell: [UInt8], cells: Int, maximumBytes: Int = 512 << 20, into state: inout [UInt8])
     -> Bool
@@ -84,10 +84,10 @@ extension SequenceStateLayout {
     return written
   }
 
-  /// Writes a state straight into its final buffer: a 77 MB state made by
-  /// appending each part's copies to a growing array was copied twice (and
-  /// each element appended one at a time took 0.6 s on 2 cores, 30 s in a
-  /// debug build).
+  /// Writes a state straight into its final buffer: a state of tens of MB
+  /// made by appending each part's copies to a growing array would be copied
+  /// twice, and appending one element at a time costs seconds in a debug
+  /// build.
   ///
   /// Bounded: a write that would pass `capacity` writes nothing and marks
   /// the state short (`offset` past `capacity`), which `repeated` refuses.

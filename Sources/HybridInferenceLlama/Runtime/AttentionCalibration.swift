@@ -8,9 +8,10 @@ import HybridInferenceCore
 /// (`AttentionCalibrationGraph`).
 ///
 /// Why a measurement and not a rule: no rule on facts known at load is right
-/// on both CPUs of one machine type. With SmolLM2 (heads 64 wide) llama-bench
-/// decodes 2.3-2.7x faster with it off at 1,024 tokens on a 2-core Intel Xeon,
-/// and 4-9% faster with it on on an AMD EPYC (Benchmarks/RESULTS.md §1d).
+/// on every CPU. The same model, a thousand tokens deep, can decode several
+/// times faster with the kernel off on one CPU and a few percent faster with
+/// it on on another of the same machine type (Benchmarks/RESULTS.md,
+/// "Attention at depth").
 ///
 /// The decision (`decide(_:)`, pure, so that tests inject timings): each
 /// depth's difference is the median over its paired repetitions (noise on
@@ -25,30 +26,28 @@ import HybridInferenceCore
 enum AttentionCalibration {
   /// Relative difference under which attention alone (the graph,
   /// `AttentionCalibrationGraph`) counts as even: 3%. The head-width rule
-  /// then decides. On these shared cores one calibration's noise is 1-3%.
+  /// then decides. On shared cores one calibration's noise is about that large.
   static let tieMargin = 0.03
   /// Relative difference under which whole decode steps
   /// (`AttentionStepCalibration`) count as even: 5%, and llama.cpp's
   /// default (on) stands: off has to be clearly faster to win, in the
   /// weighted total and at the worst depth (`wholeStepVerdict`).
   ///
-  /// Why 5% and not the graph's 3%: SmolLM2 on an AMD EPYC is a near tie
-  /// (llama-bench puts on 0-8% ahead by depth), one calibration measured it
-  /// from -5.8% to +3.7% with it on in five processes, and the one that said
-  /// off (+3.7%, from one depth-0 median of 8.0 ms on against 6.5 off)
-  /// decoded 3-7% slower than the others. A verdict that moves with the
-  /// noise also moves the model's greedy answers from one process to the
-  /// next. Keeping on within 5% costs at most the 5% that decode's goal
-  /// allows (on within 5% of off), and the Xeon's 2.5x is far outside it.
+  /// Why 5% and not the graph's 3%: whole steps are noisier than attention
+  /// alone, and for a model where the two settings are a near tie one
+  /// calibration's reading swings by about 5% either way from one process
+  /// to the next; a verdict that moves with the noise also moves the model's
+  /// greedy answers. Keeping on within 5% costs at most the 5% that decode's
+  /// goal allows, and where the choice matters the gap is far wider
+  /// (Benchmarks/RESULTS.md, "Attention at depth").
   static let stepTieMargin = 0.05
 
   /// The depths measured (tokens already in the cache), capped by the context.
   ///
-  /// Why 3,072: on a 2-core Intel Xeon (AVX-512) SmolLM2's two settings
-  /// cross between 1,024 and 3,000 tokens (llama-bench: on 12% ahead at 0,
-  /// off 2% ahead at 1,024 and 12% at 3,000, RESULTS.md §1d), where a
-  /// calibration that stopped at 1,024 read on ahead everywhere and kept it
-  /// on, 9% under `-fa 0` at 3,000 and in a chat's later turns.
+  /// Why 3,072: on some CPUs the two settings cross between 1,024 and 3,000
+  /// tokens, and a calibration that stopped at 1,024 would read on ahead
+  /// everywhere and keep it on for a chat's later turns, where off is faster
+  /// (Benchmarks/RESULTS.md, "Attention at depth").
   static let depths = [0, 256, 1024, 3072]
 
   /// One depth's timings, seconds per decode step (all layers).
@@ -102,8 +101,8 @@ enum AttentionCalibration {
   /// pairs' differences, over the median time without the kernel. A drift
   /// of the machine's speed (another tenant, a frequency change) moves both
   /// of a pair and cancels; a stall of one repetition is an outlier the
-  /// median ignores. (The fastest of each setting, compared, flipped
-  /// SmolLM2's verdict from one calibration to the next on these cores.)
+  /// median ignores. (The fastest of each setting, compared, is one lucky
+  /// repetition each, and flips a near tie from one calibration to the next.)
   ///
   /// Whole steps turn it off only when off wins on both readings
   /// (`wholeStepVerdict`); attention alone reads the weighted total.
@@ -156,15 +155,12 @@ enum AttentionCalibration {
   /// the worst depth, where on's shortfall must pass off's by more than the
   /// margin (`shortfall(_:flash:)`; the goal reads every depth).
   ///
-  /// Why both: SmolLM2 on an AMD EPYC decodes 10-20% faster with it on at
-  /// depth 0 and within a few percent either way at 1,024, where one
-  /// calibration's noise is as large. The total alone, weighted to depth,
-  /// said off (+5.4%) in one process of three, from a minute in which
-  /// 1,024 read off 10% faster: that process decoded 8% under llama-bench's
-  /// best at depth 0. The worst depth alone turns on one noisy median
-  /// (depth 0 read 23% dearer with it on in one process, where every other
-  /// read it faster). Where the choice matters (the Xeon's 2.5x at 1,024
-  /// tokens) both readings say off by far.
+  /// Why both: where on is clearly faster shallow and a near tie deep, one
+  /// noisy minute at the deep depths tips the depth-weighted total alone to
+  /// off, and the process then decodes short conversations slower than
+  /// llama-bench's best; the worst depth alone turns on one noisy median.
+  /// Where the choice matters (off several times faster deep) both
+  /// readings say off by far.
   static func wholeStepVerdict(change: Double, depths: [Depth], summary: String) -> Verdict {
     let on = shortfall(depths, flash: true)
     let off = shortfall(depths, flash: false)
@@ -194,22 +190,21 @@ enum AttentionCalibration {
   /// between the last depth where on is not clearly slower and the next,
   /// reaches zero (that depth itself when off is already ahead there).
   ///
-  /// A clear lead at any shallower depth, not only at 0: on the Xeon of
-  /// 2026-12-05 on read 5% ahead at depth 0 (a near tie by one calibration),
-  /// 10% at 256, 1% at 1,024 and 9% behind at 3,072. Where on leads nowhere
-  /// clearly, off everywhere costs no short conversation anything and no
-  /// context is made again (`wholeStepVerdict`).
+  /// A clear lead at any shallower depth, not only at 0: on can be a near
+  /// tie at depth 0 by one calibration and clearly ahead at 256, then
+  /// behind deeper. Where on leads nowhere clearly, off everywhere costs no
+  /// short conversation anything and no context is made again
+  /// (`wholeStepVerdict`).
   ///
-  /// Why: on an AMD EPYC at half the usual speed llama-bench read SmolLM2's
-  /// step 19% faster with it on at depth 0 and 18% slower at 1,024 in one
-  /// minute (RESULTS.md §1d), so that one setting per context misses by
-  /// 18-19% at one end whichever it is. A context that starts on and is
-  /// made again off once a conversation passes the crossing
-  /// (`BatchedContext.fitWindow`) is within the interpolation's error of
-  /// the faster at every depth. Where one end is within the margin (a near
-  /// tie, the noise of one calibration), there is no crossing; where both
-  /// are clear of it, the crossing itself still moves a little with the
-  /// deep depths' noise (188, 189 and 256 in three processes on one host).
+  /// Why: where on is clearly faster shallow and clearly slower deep, one
+  /// setting per context misses by as much at one end whichever it is
+  /// (Benchmarks/RESULTS.md, "Attention at depth"). A context that starts on
+  /// and is made again off once a conversation passes the crossing
+  /// (`BatchedContext.fitWindow`) is within the interpolation's error of the
+  /// faster at every depth. Where one end is within the margin (a near tie,
+  /// the noise of one calibration), there is no crossing; where both are
+  /// clear of it, the crossing itself still moves a little with the deep
+  /// depths' noise.
   static func switchDepth(_ depths: [Depth]) -> Int? {
     func onClearlyBehind(_ depth: Depth) -> Bool { depth.on > 0 && 1 - depth.off / depth.on > stepTieMargin }
     func onClearlyAhead(_ depth: Depth) -> Bool { depth.off > 0 && 1 - depth.on / depth.off > stepTieMargin }
@@ -248,9 +243,9 @@ enum AttentionCalibration {
   ///
   /// Why two pairs suffice here and not for `isSettled`: one stalled step
   /// moves one pair; to fake a gap this wide both pairs must stall on the
-  /// same setting, though they run in opposite orders. On an Intel Xeon with
-  /// AMX (RESULTS.md §1d) SmolLM2's settings lie 1.5-2.7x apart from 256
-  /// tokens, where every pair past two cost 35-110 ms.
+  /// same setting, though they run in opposite orders. Where the settings lie
+  /// that far apart, the deep pairs are the dearest of the calibration, and
+  /// every pair past two would be spent on a verdict already known.
   static func isFarApart(_ cell: Cell, fraction: Double) -> Bool {
     let pairs = usablePairs(cell)
     guard pairs.count >= 2 else { return false }
@@ -271,12 +266,10 @@ enum AttentionCalibration {
   /// shallower ones where on may be behind, and can turn the verdict, so it
   /// is measured.
   ///
-  /// Why: on an Intel Xeon with AMX (RESULTS.md §1d) SmolLM2's step with
-  /// flash attention is 15% faster at depth 0 and 2x slower at 1,024 tokens;
-  /// its 3,072-deep steps (90 ms with it on) were 0.4 s of a 1.1 s
-  /// calibration and could only say what 1,024 said. Where the two are near
-  /// at 1,024 (an AMD EPYC, the Xeon without AMX) the deeper depth is
-  /// measured as before.
+  /// Why: where flash attention is already far behind at 1,024 tokens, the
+  /// 3,072-deep steps are the dearest part of the calibration and can only
+  /// say what 1,024 said. Where the two are near at 1,024 the deeper depth
+  /// is measured.
   static func deeperDepthsFollow(_ cells: [Cell], farApart: Double, margin: Double) -> Bool {
     guard let deepest = cells.last, isFarApart(deepest, fraction: farApart),
       let medians = medians(deepest), medians.on > medians.off

@@ -6,9 +6,8 @@ import HybridInferenceCore
 /// with a loaded model's shapes: how `FlashAttention.automatic` measures a
 /// model whose whole steps are too slow or too large to time
 /// (`AttentionStepCalibration`). Its cost does not grow with the weights;
-/// on 2 threads it overstates the fused kernel's cost (SmolLM2 on an AMD
-/// EPYC: +20% predicted where the step is 5% faster with it), so whole steps
-/// come first.
+/// on 2 threads it can overstate the fused kernel's cost, calling it dearer
+/// where the whole step is faster with it, so whole steps come first.
 ///
 /// Only attention differs between the two settings (the weights' matrix
 /// products are the same graph either way), so only attention is timed: a
@@ -89,8 +88,8 @@ struct AttentionCalibrationGraph {
   /// (untimed): in a real decode step the weights stream through the caches
   /// between one step's read of a layer's K/V and the next, so K/V come from
   /// memory, while back-to-back graphs of attention alone would find the
-  /// whole cache in L3 (SmolLM2's 30 MB at 1,024 tokens fits this EPYC's
-  /// 32 MiB) and time another regime.
+  /// whole cache in L3 (a small model's K/V at 1,024 tokens fits a 32 MiB L3)
+  /// and time another regime.
   static func measure(
     shape: Shape, depths: [Int], threads: Int, evictBytes: Int = 0
   ) -> Result<AttentionCalibration.Timings, AttentionCalibration.Failure> {

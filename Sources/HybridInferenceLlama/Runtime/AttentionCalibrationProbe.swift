@@ -3,8 +3,8 @@ import Foundation
 import HybridInferenceCore
 
 /// For the benchmarks: the calibration behind `FlashAttention.automatic`, on
-/// a model file, with its figures (the validation against llama-bench in
-/// Benchmarks/RESULTS.md §1d, `local-benchmark calibrate`).
+/// a model file, with its figures (the validation against llama-bench,
+/// `local-benchmark calibrate`; Benchmarks/RESULTS.md, "Attention at depth").
 package enum AttentionCalibrationProbe {
   /// The depths `.automatic` measures in a context of `contextSize` tokens.
   package static func depths(contextSize: Int) -> [Int] {

@@ -46,16 +46,13 @@ final class AttentionCalibrationStore: Sendable {
         "model \(model.description)", "build \(PromptCacheKey.build)", "cpu \(Self.cpu)", "threads \(threads)",
         "shape \(shape)", "depths \(depths.map(String.init).joined(separator: ","))",
         // Weights and KV cache on 2 MiB pages make every step faster
-        // (`ModelMemory`); decisions timed with the KV cache on 4 KiB pages
-        // (before it moved too) are measured again.
+        // (`ModelMemory`); a decision timed on 4 KiB pages does not match.
         "weights and KV cache on 2 MiB pages \(pages)",
-        // Decisions of the attention-only calibration (before whole steps), of
-        // whole steps under the 3% margin (before 5%) and of the weighted total
-        // alone (before the worst depth too), and of one setting for every
-        // depth (before the switch where the two cross), and of contexts of the
-        // deepest depth's own cells (before an answer's room past it), and of a
-        // slow-model check on the slower setting (which sent a model to the
-        // attention graph where flash attention alone was slow), are measured again.
+        // The rules a decision was made under: one stored under other rules
+        // (attention alone, another margin, the weighted total alone, one
+        // setting for every depth, contexts without an answer's room, the
+        // slow-model check on the slower setting) does not match, and is
+        // measured again.
         "calibration steps in contexts with 256 cells of answer room, slow only when both settings are, on then off where the two cross, else off when clearly faster in all and at the worst depth",
       ].joined(separator: "\n")
     }

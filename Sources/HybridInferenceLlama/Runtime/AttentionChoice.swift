@@ -6,8 +6,8 @@ import HybridInferenceCore
 ///
 /// - `.on` and `.off` are what they say, and never measure anything.
 /// - `.automatic` on a GPU backend keeps llama.cpp's own choice
-///   (`LLAMA_FLASH_ATTN_TYPE_AUTO`, on where the device supports it): nothing
-///   here was measured there.
+///   (`LLAMA_FLASH_ATTN_TYPE_AUTO`, on where the device supports it): the
+///   calibration times the CPU backend only.
 /// - `.automatic` on the CPU backend is calibrated: the model's decode step
 ///   is timed both ways on this machine at a few depths (`AttentionCalibration`,
 ///   a few tenths of a second, once per model file, llama.cpp build, CPU and
@@ -17,9 +17,9 @@ import HybridInferenceCore
 ///   (`fallback(headSize:)`).
 enum AttentionChoice {
   /// The narrowest attention head for which the fallback rule turns the fused
-  /// kernel on (the rule `.automatic` was before the calibration: on an Intel
-  /// Xeon heads 64 wide decode 2.3-2.7x faster with it off at 1,024 tokens,
-  /// heads 128 wide and more gain with it on, RESULTS.md §1d).
+  /// kernel on: heads 64 wide can decode several times faster with it off a
+  /// thousand tokens deep, heads 128 wide and more gain with it on
+  /// (Benchmarks/RESULTS.md, "Attention at depth").
   static let minimumCPUHeadSize = 128
 
   /// What the decision is made from, injected so that tests can state them.
@@ -92,7 +92,7 @@ enum AttentionChoice {
 
   /// The calibrated verdict for `model` run on `threads` threads with a
   /// window of `contextSize` tokens: remembered, stored in `directory`, or
-  /// measured now on a compute lane once `threads` cores are free: whole
+  /// else measured on a compute lane once `threads` cores are free: whole
   /// decode steps (`AttentionStepCalibration`), or, for a model whose step
   /// is too slow or whose state cannot be repeated, its attention alone
   /// (`AttentionCalibrationGraph`).

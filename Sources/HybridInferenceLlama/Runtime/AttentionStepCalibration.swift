@@ -8,19 +8,19 @@ import HybridInferenceCore
 /// (`AttentionChoice.calibrated`).
 ///
 /// Why whole steps: the attention-only graph (`AttentionCalibrationGraph`)
-/// agreed with llama-bench on 1 thread but not on 2, where it measured
-/// SmolLM2's attention 20% dearer with the fused kernel on an AMD EPYC while
-/// the whole step was 5-7% faster with it (RESULTS.md §1d). A step of the
-/// real model on a real context is what a conversation pays, with the
-/// weights evicting K/V and the threads' split as they are.
+/// agrees with llama-bench on 1 thread but can disagree on 2, calling the
+/// fused kernel dearer where the whole step is faster with it
+/// (Benchmarks/RESULTS.md, "Attention at depth"). A step of the real model on
+/// a real context is what a conversation pays, with the weights evicting K/V
+/// and the threads' split as they are.
 ///
 /// Why no prefill: the depth is loaded, not decoded. One token is decoded at
 /// position 0, its sequence state is read, and a state of `depth` copies of
 /// that cell is loaded back (`SequenceStateLayout.repeated`; a shallower
-/// depth after a deeper one is that state cut short): a few
-/// milliseconds, where 1,024 tokens of prefill take over half a second on 2
-/// cores. The K/V values are real ones (the copied cell's), and the time of a
-/// step does not depend on them.
+/// depth after a deeper one is that state cut short): a few milliseconds,
+/// where a thousand tokens of prefill would cost a small model's whole time
+/// budget on 2 cores. The K/V values are real ones (the copied cell's), and
+/// the time of a step does not depend on them.
 ///
 /// Bounded: two contexts of `cells(forDeepest:)` cells (not the window),
 /// refused when their K/V would pass `maximumCacheBytes`; a model
@@ -43,22 +43,20 @@ enum AttentionStepCalibration {
   /// the deepest depth, the new token and the room, padded to 256; 3,584 for
   /// 3,072 tokens).
   ///
-  /// Why not just the depth (3,328 cells, as before): without flash
-  /// attention V is kept transposed, in rows as long as the context, and the
-  /// off path's speed at depth moves with that length. On an AMD EPYC
-  /// (RESULTS.md §1d) a 3,328-cell context read off 8-14% faster than on at
-  /// 3,072 tokens in most processes, where 3,584, 3,840 and 4,096 cells read
-  /// the two within 3% or on ahead, and the library's own decode 3,223 deep
-  /// (3,584 cells) and llama-bench's were 11-13% faster with it on: the
-  /// calibration had switched off from 1,024 tokens on that one lucky length.
+  /// Why not just the depth plus the room: without flash attention V is kept
+  /// transposed, in rows as long as the context, and the off path's speed at
+  /// depth moves with that length. A context of one lucky length can read off
+  /// clearly faster where the contexts the library really makes read on
+  /// ahead (Benchmarks/RESULTS.md, "Attention at depth"), so the calibration
+  /// times the length a conversation gets.
   static func cells(forDeepest depth: Int) -> Int {
     guard depth >= 0, depth < 1 << 40 else { return Int.max }
     return BatchedContext.cells(toHold: depth + 1 + answerRoom, window: .max)
   }
-  /// The slowest first step timed further: 60 ms (SmolLM2 135M takes 6-9 ms
-  /// on 2 cores at 1,024 tokens; a model of several billion weights takes
-  /// hundreds, and its whole calibration would take seconds). Read on the
-  /// faster setting (`isTooSlowToTime`).
+  /// The slowest first step timed further: 60 ms, several times a small
+  /// model's step on 2 cores at 1,024 tokens; a model of several billion
+  /// weights takes hundreds, and its whole calibration would take seconds.
+  /// Read on the faster setting (`isTooSlowToTime`).
   static let maximumStepSeconds = 0.06
 
   /// Whether a model's steps are too slow to time, from its first step with
@@ -69,11 +67,11 @@ enum AttentionStepCalibration {
   ///
   /// Why the faster: a model's weights slow both settings alike, while one
   /// setting's attention far behind the other is what the calibration is
-  /// there to catch. On an Intel Xeon with AMX (RESULTS.md §1d) SmolLM2's
-  /// first step 3,072 deep took 66-103 ms with flash attention and ~25 ms
-  /// without (llama-bench: 13.9 against 44 t/s at 3,000); read on the first
-  /// step alone, the model was "too slow" and the attention graph decided
-  /// instead, off at every depth, where on is 18% faster at depth 0.
+  /// there to catch. A small model whose flash-attention step is several
+  /// times slower deep would read as "too slow" on the slower setting, and
+  /// the attention graph would decide instead: off at every depth, where on
+  /// can be faster for short conversations (Benchmarks/RESULTS.md,
+  /// "Attention at depth").
   static func isTooSlowToTime(firstSteps: (on: Double, off: Double), slowestStep: Double) -> Bool {
     min(firstSteps.on, firstSteps.off) > slowestStep
   }
@@ -83,10 +81,9 @@ enum AttentionStepCalibration {
   /// (`AttentionCalibration.weight(ofDepth:)`), at most 15, so 5 at depth 0,
   /// 10 at 256 and 15 at 1,024 and 3,072 (`wantsAnotherPair`); a depth
   /// measured before the deepest (`order(of:)`: 0 and 1,024) plans only its
-  /// minimum, leaving the budget to the deepest, as before, when the deepest
-  /// ran first and spent it. SmolLM2's two
-  /// settings are 1-5% apart there on an AMD EPYC, and one step's noise on
-  /// shared cores is ±5%.
+  /// minimum, leaving the budget to the deepest. The deep depths get the
+  /// most because a near tie there is as small as one step's noise on
+  /// shared cores (about ±5%).
   static func repetitions(atDepth depth: Int) -> Int {
     min(15, Int((Double(minimumRepetitions) * AttentionCalibration.weight(ofDepth: depth)).rounded()))
   }
@@ -98,9 +95,9 @@ enum AttentionStepCalibration {
   ///
   /// Why 0.5: the goal is a calibration well under a second at a model's
   /// first load. Its fixed part (two contexts of 3,584 cells, the 1,024- and
-  /// 3,072-cell states loaded into both) is 0.17-0.2 s for SmolLM2 on 2 cores, and five pairs
-  /// at each depth another 0.4-0.5 s on an AMD EPYC (3,072 tokens: 16-19 ms
-  /// a step); the budget leaves the near ties some pairs more.
+  /// 3,072-cell states loaded into both) and five pairs at each depth take
+  /// most of a second for a small model on 2 cores (Benchmarks/RESULTS.md,
+  /// "Attention at depth"); the budget leaves the near ties some pairs more.
   static let timeBudget = 0.5
   /// The timed repetitions every depth gets, past the time budget, unless
   /// `settledRepetitions` settle it sooner; the unit of
@@ -108,20 +105,16 @@ enum AttentionStepCalibration {
   ///
   /// Why not fewer for an open depth: the deepest depth gets the budget
   /// before the depths measured after it (`order(of:)`), and on a slow or
-  /// busy host spends it all (SmolLM2 at 23-28 ms a step on
-  /// an AMD EPYC whose llama-bench decoded at half its usual speed,
-  /// RESULTS.md §1d). With two pairs left to depth 0, one stalled step read
-  /// off 38% slower there, where five pairs in later processes on that host
-  /// read 20-21% and llama-bench 19%; depth 0 weighs in the worst-depth
+  /// busy host spends it all. With two pairs left to a shallow depth, one
+  /// stalled step decides its median, and depth 0 weighs in the worst-depth
   /// reading (`wholeStepVerdict`) as much as 1,024.
   static let minimumRepetitions = 5
   /// The fewest repetitions after which a depth whose pairs already settle
   /// every reading of it (`AttentionCalibration.isSettled`) stops: 3, whose
   /// median one stalled step does not move.
   ///
-  /// Why stop early: on the Xeon of RESULTS.md §1d the settings are 2x apart
-  /// at 1,024 tokens, which three pairs show as well as fifteen; the
-  /// repetitions are for the near ties.
+  /// Why stop early: where the settings are twice apart, three pairs show it
+  /// as well as fifteen; the repetitions are for the near ties.
   static let settledRepetitions = 3
   /// How far apart every pair of a depth must put the settings for two
   /// pairs to settle it (`AttentionCalibration.isFarApart`): 20%, four

@@ -66,13 +66,13 @@ final class ComputeLanes: Sendable {
 ///
 /// Why the budget as well as a lane: a lane is made whenever every lane is
 /// busy, and a lane that computes starts an OpenMP team of its own. Taken
-/// without the budget, compute that started while a scheduler's lane was
+/// without the budget, compute that starts while a scheduler's lane is
 /// still busy (a benchmark's direct call just after a stream's last token)
-/// ran on a second lane, and from then on the process held two teams on two
-/// cores: every decode after it ran at 0.69-0.71x llama-bench at 3,223 tokens
-/// (`local-benchmark probe`, RESULTS.md §1d), the library's own stream too.
-/// With the budget, compute starts only once the previous holder has given
-/// its lane back, so it reuses that lane.
+/// runs on a second lane, and from then on the process holds two teams on
+/// the same cores: every decode after it, the library's own stream too,
+/// falls well behind llama-bench (`local-benchmark probe` shows it). With the
+/// budget, compute starts only once the previous holder has given its lane
+/// back, so it reuses that lane.
 package enum ComputeLane {
   /// Runs `body` on a compute lane once `threads` cores of the budget are
   /// free, and returns its result. A cancelled caller still waits its turn:

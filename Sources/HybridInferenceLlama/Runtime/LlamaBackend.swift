@@ -100,12 +100,11 @@ enum LlamaBackend {
   /// each backend's extra buffer types and feature list.
   ///
   /// Why: `atexit` handlers and C++ static destructors run in the reverse
-  /// order of their registration. When the registry was first made during
-  /// the first load, after `InFlightWork`'s handler was registered, an exit
-  /// mid-load destroyed it before the handler stopped the load, and the
-  /// load's next `ggml_backend_reg_get_proc_address` read freed memory
-  /// (a SIGSEGV in libggml-base, ExitDuringWorkTests, about one run in
-  /// twenty; `ExitDuringWorkTests.testExitWhileTheRegistryIsRead`).
+  /// order of their registration. Were the registry first made during the
+  /// first load, after `InFlightWork`'s handler was registered, an exit
+  /// mid-load would destroy it before the handler stopped the load, and the
+  /// load's next `ggml_backend_reg_get_proc_address` would read freed memory
+  /// (a SIGSEGV in libggml-base; `ExitDuringWorkTests.testExitWhileTheRegistryIsRead`).
   static func makeLazyStatics() {
     ensureInitialized()
     for index in 0..<ggml_backend_reg_count() {

@@ -35,9 +35,8 @@ final class LlamaThread: Sendable {
 
   private let inbox = Inbox()
 
-  /// The stack of a lane: glibc's default for a new thread (8 MiB), which
-  /// Foundation's `Thread` gave the lanes before; llama.cpp's graph code runs
-  /// on it.
+  /// The stack of a lane: glibc's default for a new thread (8 MiB), as
+  /// Foundation's `Thread` gives; llama.cpp's graph code runs on it.
   static let stackSize = 8 << 20
 
   /// What a request whose lane the OS refused fails with.

@@ -2,10 +2,10 @@
 /// the logits.
 ///
 /// Why: `llama_sampler_sample` first copies every logit into a candidate
-/// array (49,152 entries of 12 bytes for SmolLM2) and then scans it, 50-100
-/// µs a token on the machines this library is measured on, 1-2% of a
-/// shallow decode step (`local-benchmark samplecost`, RESULTS.md §1d). Reading
-/// the logits in place, 16 at a time, takes a small fraction of that.
+/// array (49,152 entries of 12 bytes for SmolLM2) and then scans it, a
+/// percent or two of a small model's shallow decode step (`local-benchmark
+/// samplecost` measures it). Reading the logits in place, 16 at a time, takes
+/// a small fraction of that.
 ///
 /// The pick is the same token: llama.cpp's greedy apply keeps the first
 /// logit strictly larger than the one selected, starting from token 0, so

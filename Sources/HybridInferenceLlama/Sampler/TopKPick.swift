@@ -6,10 +6,10 @@ import HybridInferenceCore
 ///
 /// Why: `llama_sampler_sample` copies every logit into a candidate array
 /// (49,152 entries of 12 bytes for SmolLM2) and the chain's top-k then
-/// partially sorts all of them, for about as long as the greedy pick took
-/// before `GreedyPick` (`local-benchmark samplecost`, Benchmarks/RESULTS.md
-/// §1d). The k largest logits, found 16 at a time in place, are all the
-/// chain's top-k keeps.
+/// partially sorts all of them, for about as long as llama.cpp's own greedy
+/// sampler takes (`local-benchmark samplecost` measures it; `GreedyPick`).
+/// The k largest logits, found 16 at a time in place, are all the chain's
+/// top-k keeps.
 ///
 /// The token is the one llama.cpp's chain would draw: when the k largest
 /// are strictly ordered among themselves and strictly above every other

@@ -56,7 +56,7 @@ final class CloudConnectionLimitTests: CloudTestCase {
 
   func testBothBackendsOpenWhatTheirOptionsSay() {
     var options = RequestOptions()
-    XCTAssertEqual(options.maximumConnectionsPerHost, 32, "the default, kept (Benchmarks/RESULTS.md §7)")
+    XCTAssertEqual(options.maximumConnectionsPerHost, 32, "the default, kept")
     options.maximumConnectionsPerHost = 200
     let gemini = CloudGeminiModel(
       name: "echo", apiKey: "k", baseURL: server.baseURL, requestOptions: options, logHandler: .silent)

@@ -6,7 +6,8 @@ import XCTest
   import FoundationNetworking
 #endif
 
-/// Offline detection, and the prefer-cloud fallback it drives (DESIGN.md §2, §5).
+/// Offline detection, and the prefer-cloud fallback it drives (the
+/// Architecture article, "Routing rules" and "Testing").
 class CloudOfflineTests: CloudTestCase {
   private func closedPortURL() throws -> URL {
     try XCTUnwrap(URL(string: "http://127.0.0.1:\(try closedLoopbackPort())"))

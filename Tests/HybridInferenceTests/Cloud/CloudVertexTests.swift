@@ -8,7 +8,7 @@ import XCTest
 @testable import HybridInferenceOpenAI
 @testable import HybridInferenceRemote
 
-/// Gemini on Vertex AI (issue 24, point 2): the host per location, the
+/// Gemini on Vertex AI: the host per location, the
 /// project and location from the environment, the Vertex paths and headers
 /// against the loopback server, and no Gemini API key ever sent there.
 final class CloudVertexTests: CloudTestCase {
@@ -27,7 +27,7 @@ final class CloudVertexTests: CloudTestCase {
   }
 
   func testTheDesignSnippet_compilesAndIsAvailable() {
-    // DESIGN §8, as written.
+    // The third contract snippet's Vertex lines, as written.
     let vertex = CloudGeminiModel(
       name: "gemini-3.1-flash-lite",
       backend: .vertexAI(project: "my-project", location: "global"),

@@ -15,8 +15,8 @@ import XCTest
 /// A request on an idle keep-alive connection is written from the caller's
 /// thread, and awaited on the client's poller without a thread of its own:
 /// on cores a server's compute keeps busy, a new thread can wait a time
-/// slice before it runs, and the request would wait with it (RESULTS.md §7,
-/// llama-server at 32 warm).
+/// slice before it runs, and the request would wait with it
+/// (Benchmarks/RESULTS.md, "Remote clients at scale").
 final class HTTP1EarlyWriteTests: XCTestCase {
   private static let ok = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
 

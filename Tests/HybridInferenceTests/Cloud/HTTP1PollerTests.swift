@@ -10,7 +10,7 @@ import XCTest
 
 /// Responses are awaited on the client's one poller thread (`HTTP1Poller`),
 /// not a thread per exchange: a burst of answers is one wake-up there, as
-/// it is for curl (RESULTS.md §7, llama-server at 32 warm).
+/// it is for curl (Benchmarks/RESULTS.md, "Remote clients at scale").
 final class HTTP1PollerTests: XCTestCase {
   private static let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -66,9 +66,9 @@ final class HTTP1PollerTests: XCTestCase {
   }
 
   /// Requests made while the poller waits are added to what it waits on
-  /// without waking it: sixteen cold ones behind a held one, none woke it.
-  /// Before, each woke it to rebuild its `poll` list, on cores a busy
-  /// server left the writing thread little of (RESULTS.md §7).
+  /// without waking it: sixteen cold ones behind a held one, none wakes it.
+  /// A wake per request would cost CPU on cores a busy server leaves the
+  /// writing thread little of.
   func testRequestsMadeWhileThePollerWaits_doNotWakeIt() async throws {
     let server = try ScriptedHTTPServer { _, _, _ in
       Thread.sleep(forTimeInterval: 0.4)

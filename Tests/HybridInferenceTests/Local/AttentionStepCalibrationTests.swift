@@ -206,8 +206,8 @@ final class AttentionStepCalibrationTests: XCTestCase {
   }
 
   /// A host slow enough to spend the whole budget early (the deepest depth
-  /// ran first then) used to leave two pairs to the other depths, and one
-  /// stalled step then decided that depth's median (RESULTS.md §1d).
+  /// runs first) still leaves every other depth its minimum of pairs: with
+  /// two, one stalled step would decide that depth's median.
   func testTheBudgetSpentAtTheDeepestDepth_stillLeavesEveryDepthItsMinimum() async throws {
     let loaded = try await LocalTestModels.tiny(contextSize: 2048).loadedModel(progress: nil)
     let shape = try XCTUnwrap(AttentionCalibrationGraph.Shape(model: loaded))
@@ -267,7 +267,7 @@ final class AttentionStepCalibrationTests: XCTestCase {
 
   /// The contexts hold the deepest depth and an answer's room, as the
   /// library sizes a conversation's (the off path's speed moves with the
-  /// context's length: RESULTS.md §1d); nonsense depths are refused by size.
+  /// context's length); nonsense depths are refused by size.
   func testTheContexts_holdTheDeepestDepthAndAnAnswersRoom() {
     XCTAssertEqual([0, 256, 1024, 3072].map(AttentionStepCalibration.cells(forDeepest:)), [512, 768, 1536, 3584])
     XCTAssertEqual(AttentionStepCalibration.cells(forDeepest: -1), Int.max)
@@ -289,9 +289,9 @@ final class AttentionStepCalibrationTests: XCTestCase {
   }
 
   /// A model is too slow to time by steps when both settings' first steps
-  /// are; one setting far behind is what the calibration is for (an Intel
-  /// Xeon with AMX: SmolLM2 3,072 deep 66-103 ms with flash attention, ~25
-  /// ms without, RESULTS.md §1d).
+  /// are; one setting far behind is what the calibration is for (a small
+  /// model's flash-attention step deep in the cache can be several times its
+  /// step without).
   func testOneSlowSetting_isTimed_bothSlow_isNot() {
     let limit = AttentionStepCalibration.maximumStepSeconds
     XCTAssertFalse(AttentionStepCalibration.isTooSlowToTime(firstSteps: (on: 0.103, off: 0.025), slowestStep: limit))

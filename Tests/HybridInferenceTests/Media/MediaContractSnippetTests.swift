@@ -1,11 +1,11 @@
 // swift-format-ignore-file
-// (The DESIGN.md §8 media lines below are kept byte for byte as written there.)
+// (The third contract snippet's media lines below are kept byte for byte.)
 
 import Foundation
 import HybridInference
 import XCTest
 
-/// DESIGN.md §8, the lines on prompts with media, through `import
+/// The third contract snippet's lines on prompts with media, through `import
 /// HybridInference` alone: they compile as written and run against the
 /// loopback Gemini server. The snippet's `let photo = Data()` stands for JPEG
 /// bytes; here the photo is real bytes, and the empty placeholder itself is
@@ -27,7 +27,7 @@ final class MediaContractSnippetTests: CloudTestCase {
 }
 
 private func mediaSnippet(_ session: GenerativeModelSession, photo: Data) async throws -> String {
-  // ---- DESIGN.md §8, verbatim (but `let photo = Data()`, the parameter here) ----
+  // ---- the third contract snippet, verbatim (but `let photo = Data()`, the parameter here) ----
   let seen = try await session.respond(
     to: Prompt("What is in this picture?", attachments: [.image(photo, mimeType: "image/jpeg")]))
   for try await snapshot in session.streamResponse(to: Prompt("Describe it.", attachments: [.image(photo, mimeType: "image/jpeg")])) {

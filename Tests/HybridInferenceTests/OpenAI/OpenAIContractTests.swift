@@ -1,12 +1,12 @@
 // swift-format-ignore-file
-// (The DESIGN.md §6 lines below are kept byte for byte as written there.)
+// (The second contract snippet's lines below are kept byte for byte.)
 
 import Foundation
 import HybridInference
 import OpenAIServers
 import XCTest
 
-/// DESIGN.md §6: the `fleet` and `tiered` lines compile and run against a
+/// The second contract snippet's `fleet` and `tiered` lines (kept byte for byte) compile and run against a
 /// real llama-server. The server listens where the snippet says only if
 /// that port is free, so the URL is swapped for the test server's; the
 /// device is switched off and no Gemini key is set, so the fleet answers.
@@ -19,7 +19,7 @@ final class OpenAIContractTests: XCTestCase {
     let serverURL = server.baseURL
     func URL(string _: String) -> Foundation.URL? { serverURL }
 
-    // ---- DESIGN.md §6, verbatim ----
+    // ---- the second contract snippet, verbatim ----
     let fleet = OpenAICompatibleModel(name: "smollm2",
                                       baseURL: URL(string: "http://127.0.0.1:8080/v1")!,
                                       apiKey: nil)           // else OPENAI_API_KEY

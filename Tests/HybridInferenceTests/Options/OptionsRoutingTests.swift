@@ -1,7 +1,8 @@
 import HybridInference
 import XCTest
 
-/// DESIGN.md §2, rule 8, and request-time validation of options.
+/// Each model reads only its own half of the options, and options are
+/// validated at request time.
 final class OptionsRoutingTests: XCTestCase {
   private let logs = LogRecorder()
 

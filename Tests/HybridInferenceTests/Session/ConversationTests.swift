@@ -1,7 +1,8 @@
 import HybridInference
 import XCTest
 
-/// DESIGN.md §2, rule 5: the transcript follows the conversation across models.
+/// The transcript follows the conversation across models (the Architecture
+/// article, "Routing rules").
 final class ConversationTests: XCTestCase {
   private let logs = LogRecorder()
 

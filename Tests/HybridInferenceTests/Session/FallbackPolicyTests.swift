@@ -8,7 +8,7 @@ import XCTest
 @testable import HybridInferenceOpenAI
 @testable import HybridInferenceRemote
 
-/// Issue 25, point 1: fallback policies beyond DESIGN.md §2's rule, and the
+/// Fallback policies beyond the default rule (`FallbackPolicy.default`), and the
 /// reason on the response.
 final class FallbackPolicyTests: XCTestCase {
   private let logs = LogRecorder()
@@ -26,7 +26,7 @@ final class FallbackPolicyTests: XCTestCase {
   func testDesignSection8RoutingLines_compileAsWritten() {
     let cloud = ScriptedModel("cloud", placement: .cloud)
     let local = ScriptedModel("local", placement: .onDevice)
-    // ---- DESIGN.md §8, the routing lines (formatted) ----
+    // ---- the third contract snippet, the routing lines (formatted) ----
     let tolerant = HybridModel(
       primary: cloud, secondary: local,
       fallback: FallbackPolicy.default.adding(.rateLimited, .serverError))

@@ -1,7 +1,8 @@
 import HybridInference
 import XCTest
 
-/// DESIGN.md §2, rules 1–3 and 7: who answers, who falls back, who throws.
+/// The four modes, nested hybrids and the error when both fail: who answers,
+/// who falls back, who throws (the Architecture article, "Routing rules").
 final class RoutingTests: XCTestCase {
   private let logs = LogRecorder()
 

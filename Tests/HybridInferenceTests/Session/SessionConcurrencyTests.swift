@@ -1,7 +1,8 @@
 import HybridInference
 import XCTest
 
-/// DESIGN.md §2, rule 6: one request at a time; cancellation is prompt and harmless.
+/// One request at a time per session; cancellation is prompt and harmless
+/// (the Architecture article, "Routing rules").
 final class SessionConcurrencyTests: XCTestCase {
   private let logs = LogRecorder()
 

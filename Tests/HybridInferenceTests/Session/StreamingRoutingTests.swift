@@ -2,7 +2,7 @@ import HybridInference
 import Synchronization
 import XCTest
 
-/// DESIGN.md §2, rule 4: streams fall back only before the first text.
+/// Streams fall back only before the first text (the Architecture article, "Routing rules").
 final class StreamingRoutingTests: XCTestCase {
   private let logs = LogRecorder()
 

@@ -1,11 +1,11 @@
 import HybridInference
 import Synchronization
 
-/// What a DESIGN.md snippet printed, for the tests that run it verbatim.
+/// What a contract snippet printed, for the tests that run it verbatim.
 ///
 /// A snippet test's file declares its own `print`, which shadows the
 /// standard library's there and hands each line to `current`, a task-local
-/// the test sets; the snippet's text stays as DESIGN.md writes it, and the
+/// the test sets; the snippet's text stays byte for byte as written, and the
 /// test asserts on what it printed instead of burying the log in it.
 final class SnippetOutput: Sendable {
   /// The output the snippet running in this task prints to.

@@ -159,10 +159,10 @@ extension BatchedContext {
   }
 
   /// Hands each answering turn its new text: every step while one turn runs
-  /// (a lone stream is as live as before), every `deliveryInterval` steps
+  /// (a lone stream delivers every token), every `deliveryInterval` steps
   /// while several do. Each delivery wakes a consumer task, and four of them
-  /// waking every step on the cores the decode runs on cost about 3% of four
-  /// sessions' tokens/s; every fourth step is still a delivery per ~0.1 s.
+  /// waking every step on the cores the decode runs on cost a few percent of
+  /// four sessions' tokens/s; every fourth step is still a delivery per ~0.1 s.
   private func deliverText() {
     deliveryClock += 1
     guard active.count == 1 || deliveryClock % Self.deliveryInterval == 0 else { return }

@@ -8,10 +8,10 @@ import HybridInferenceJinja
 /// for every active sequence in a single `llama_decode` (`BatchScheduler`).
 ///
 /// Why one context and not one per session: a step that decodes a token for
-/// four sequences costs about two and a half steps of one (measured on a
-/// 2-core Xeon with a Q4_1 model), while four contexts were four OpenMP teams
-/// taking turns on the same cores (four sessions at 0.99× the tokens/s of
-/// one). The KV cache holds up to `contextSize` cells for each sequence,
+/// four sequences costs far less than four steps of one, while four contexts
+/// are four OpenMP teams taking turns on the same cores, together no faster
+/// than one (Benchmarks/RESULTS.md, "Sessions answering at once"). The KV
+/// cache holds up to `contextSize` cells for each sequence,
 /// starting with 512 and made again larger as conversations need, smaller
 /// when a new, short one starts (`WindowGrowth`). A context starts with one sequence, so a model that
 /// answers one session at a time costs one window of KV cache at most, and
@@ -301,8 +301,8 @@ final class BatchedContext: @unchecked Sendable {
   /// between compute nodes once every turn in it is cancelled.
   ///
   /// Only for steps that prefill: llama.cpp calls it once per graph node while
-  /// the other threads wait at a barrier, which slowed single-token steps by
-  /// about 10%; those check for cancellation between steps instead.
+  /// the other threads wait at a barrier, a cost a single-token step feels
+  /// (about a tenth of its time); those check for cancellation between steps instead.
   func setAbortCallback(_ context: OpaquePointer, enabled: Bool) {
     guard enabled else {
       llama_set_abort_callback(context, nil, nil)

@@ -7,11 +7,10 @@ import Synchronization
 ///
 /// Why: sessions that ask at once reach the queue milliseconds apart, each
 /// after rendering its template on a thread of its own. A scheduler that
-/// starts on the first one prefilled it alone (or three of four) and the rest
-/// a step later, and the last one then decoded its final token alone: four
-/// SmolLM2 sessions on 2 cores spent ~45 ms of a 3.4 s round on it, while
-/// llama-server, sent token ids that arrive together, prefills them in one
-/// step. So a scheduler starting a burst waits for the announced turns, at
+/// starts on the first one would prefill it alone (or three of four) and the
+/// rest a step later, and the last one would then decode its final token
+/// alone, a step llama-server does not pay: sent token ids that arrive
+/// together, it prefills them in one step. So a scheduler starting a burst waits for the announced turns, at
 /// most `BatchedContext.arrivalWait` (a template that renders for long does
 /// not hold the others back for longer), and prefills them together.
 ///
@@ -44,7 +43,7 @@ extension BatchedContext {
   func announce() -> TurnAnnouncement { TurnAnnouncement(state) }
 
   /// The longest a scheduler starting a burst waits for announced turns: a
-  /// few renders of an ordinary template (2-10 ms each for SmolLM2's).
+  /// few renders of an ordinary template (milliseconds each).
   static var defaultArrivalWait: Duration { .milliseconds(20) }
 
   /// Before the first step of a burst (nothing admitted yet, something

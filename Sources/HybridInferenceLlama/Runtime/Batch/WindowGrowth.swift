@@ -7,10 +7,11 @@ import HybridInferenceCore
 /// Why not the whole window at once: without flash attention llama.cpp keeps
 /// V transposed, one row per head dimension of as many cells as the context
 /// has, and every decode step reads a stretch of each row and writes one
-/// element of it. With a 4,096-cell context the rows are 8 KiB apart, and
-/// SmolLM2 decodes 3-6% slower at 1,068 tokens than in a context sized to the
-/// conversation, as llama-bench's is (`local-benchmark probe-c`, RESULTS.md
-/// §1d). A small cache also costs less memory for short chats.
+/// element of it. With a 4,096-cell context the rows are 8 KiB apart, and a
+/// small model decodes a few percent slower a thousand tokens deep than in a
+/// context sized to the conversation, as llama-bench's is (`local-benchmark
+/// probe-c`; Benchmarks/RESULTS.md, "Attention at depth"). A small cache also
+/// costs less memory for short chats.
 ///
 /// So a context starts with `initialCells` per sequence, and when a turn's
 /// prompt and the room reserved for its answer need more, it is made again
@@ -18,10 +19,10 @@ import HybridInferenceCore
 /// 256 cells), at most the window: the size llama-bench gives the same turn.
 /// The reserved room is the turn's headroom; only an answer running past it
 /// (one with no limit) grows with `headroom` more, so that it does not make
-/// the context again every few tokens. Why not headroom for every turn: at
-/// 1,068 tokens and 128 to answer it made 1,536 cells where llama-bench has
-/// 1,280, and the off path read 0.94-0.98 of llama-bench's context there
-/// (`local-benchmark probe-c`, RESULTS.md §1d).
+/// the context again every few tokens. Why not headroom for every turn: it
+/// makes the context a step of 256 cells longer than llama-bench's for the
+/// same turn, and the off path reads V's longer rows measurably slower
+/// (`local-benchmark probe-c`).
 ///
 /// Every sequence's cells move across: the stream count is the same, so
 /// llama.cpp's state of a sequence loads into the new context as it was

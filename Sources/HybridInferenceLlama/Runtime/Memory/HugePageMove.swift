@@ -11,13 +11,12 @@ import Synchronization
 /// the node is computed; on a context's first step the callback moves each
 /// buffer it meets, once:
 /// - the weights (buffers of `WEIGHTS` usage) with `HugePages.collapse`, once
-///   per model (`WeightPages`): the kernel copies them, 22-250 ms for
-///   SmolLM2's 90 MiB on a 2-core AMD EPYC VM;
+///   per model (`WeightPages`): the kernel copies them, once;
 /// - the KV cache (the buffer of llama.cpp's `cache_k_l*` / `cache_v_l*`
 ///   tensors) with `HugePages.rehouse`, in every context, since one is made
 ///   anew as its conversations grow: the empty part is dropped and faulted
 ///   in again as fresh huge pages, what a grown context loaded from the
-///   last is copied across (3-38 ms for SmolLM2's 26 MiB cache there).
+///   last is copied across.
 ///   At depth a step reads every cell's K and V, strided across the cache
 ///   without flash attention, and on 4 KiB pages that walks the TLB.
 ///

@@ -10,9 +10,9 @@ import HybridInferenceCore
 ///
 /// Why not URLSession there: on Linux, FoundationNetworking runs every
 /// request through libcurl's multi handle, a Dispatch source per socket and
-/// the delegate queue, which at 32 and more requests in flight costs a
-/// cold burst about ten times what curl takes, and warm requests a few ms
-/// each (Benchmarks/RESULTS.md §7). This client writes the request (from
+/// the delegate queue, which at 32 and more requests in flight leaves it far
+/// behind curl, cold and warm (Benchmarks/RESULTS.md, "Remote clients at
+/// scale"). This client writes the request (from
 /// the caller's thread on an idle connection, else on a thread of the
 /// exchange's own), reads every response on one poller thread
 /// (`HTTP1Poller`) and yields each chunk into the stream: no hop in

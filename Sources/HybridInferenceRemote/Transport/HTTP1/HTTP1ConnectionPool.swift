@@ -124,13 +124,12 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
   /// HTTP threads (llama-server's default is `max(np + 2, cores - 1)`,
   /// cpp-httplib) keeps a thread on each idle keep-alive connection for its
   /// keep-alive time (5 s) before it accepts the next, so a burst of new
-  /// connections waited in 5 s steps behind the idle ones (8.3 s for a cold
-  /// burst of 32 against 6 threads, Benchmarks/RESULTS.md §7). Closing frees
+  /// connections waits in 5 s steps behind the idle ones. Closing frees
   /// that thread. Not at once: against a server that queues requests itself
   /// (llama-server's slots) every first byte comes late, and a caller takes
-  /// its connection again within the grace; closing at release made that
-  /// caller's next request open a connection, which kept the rule true for
-  /// every other caller: one connection per warm request, each left in
+  /// its connection again within the grace; closing at release would make
+  /// that caller's next request open a connection, which keeps the rule true
+  /// for every other caller: one connection per warm request, each left in
   /// TIME_WAIT.
   func release(_ socket: HTTP1Socket?, reusable: Bool) {
     var toClose: HTTP1Socket? = reusable ? nil : socket

@@ -8,10 +8,10 @@ import HybridInferenceCore
 ///
 /// Why one thread for all rather than the exchange's own: when a server
 /// answers a batch at once (llama-server's slots finish together), 32
-/// blocked threads meant 32 wake-ups on cores the server's compute keeps
+/// blocked threads mean 32 wake-ups on cores the server's compute keeps
 /// busy, each behind the others, where curl's processes and this thread
 /// need one each. A request on an idle connection, written from the
-/// caller's thread, now needs no thread of its own at all. The thread is
+/// caller's thread, needs no thread of its own at all. The thread is
 /// started on the first registration and ends once nothing has been
 /// registered for `linger`, so an idle client holds no thread and a client
 /// released by its model is freed.

@@ -8,8 +8,8 @@ import Foundation
 
 /// The proxy settings libcurl reads from the environment, as far as the
 /// choice of client goes: a plain-http request that libcurl would send
-/// through a proxy stays on URLSession, so an app behind a proxy keeps
-/// working exactly as before.
+/// through a proxy stays on URLSession, so an app behind a proxy works as it
+/// does with URLSession alone.
 ///
 /// Read per request (`getenv`, no copy of the environment): libcurl also
 /// reads it for each transfer.

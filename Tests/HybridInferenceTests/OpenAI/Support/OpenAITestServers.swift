@@ -16,7 +16,7 @@ import XCTest
 #endif
 
 /// The servers the OpenAI-compatible tests talk to: the real llama-server
-/// (the happy path, concurrency, the §6 contract) and the Python stub (faults).
+/// (the happy path, concurrency, the second contract snippet) and the Python stub (faults).
 enum OpenAITestServers {
   /// llama-server with `model` (the tiny one unless told); a missing binary or model is a missing
   /// prerequisite (a failure under `make test` or CI, a skip elsewhere).
