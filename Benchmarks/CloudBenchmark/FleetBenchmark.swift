@@ -206,7 +206,7 @@ enum FleetTransport: String {
 /// request's time is its own batch step, not its place in a queue. With
 /// `-np 4` 32 requests queue for 4 slots: each waits ~8 of the others'
 /// answers, and the order the slots take them moved a round's median by
-/// ±30 ms of ~400 (RESULTS.md §7, stops 41-42), more than a 2 ms goal can
+/// ±30 ms of ~400 (the lab log in Benchmarks/history/, "Remote clients at scale"), more than a 2 ms goal can
 /// be read through; those rows stay, marked as queueing, for issue 22's
 /// hypothesis (the default HTTP pool) and for what a queueing server does.
 struct LlamaServerSetup {

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// Why not the test suite's Python server for this: it runs a thread per
 /// connection under the GIL, so at 128 in flight its queue set the median
-/// (RESULTS.md §7 before this server). This one is a blocking thread per
+/// (the lab log in Benchmarks/history/, "Remote clients at scale"). This one is a blocking thread per
 /// connection with no interpreter: a request costs two or three syscalls and
 /// a copy of a fixed answer (its CPU per request is printed beside the
 /// figures). It runs as its own process (this binary, `fleet-server`) so its

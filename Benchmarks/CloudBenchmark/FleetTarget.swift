@@ -95,7 +95,7 @@ struct FleetTarget {
   /// what it loads on its first request, then a burst of the most in flight
   /// on fresh connections from a bare session thrown away too: a fresh
   /// llama-server's first burst of new connections was 3-30x slower than its
-  /// later ones whichever client sent it (RESULTS.md §7), which made the
+  /// later ones whichever client sent it (the lab log in Benchmarks/history/, "Remote clients at scale"), which made the
   /// client, measured first, look slow cold.
   func warmUp() async throws {
     let model = makeModel(options)

@@ -7,7 +7,7 @@ import HybridInferenceLlama
 /// beside llama-bench's tg64 with `-fa 1` minus `-fa 0` at the same depths
 /// (and the attention-only graph's prediction, `AttentionCalibrationGraph`,
 /// the fallback for large models), and whether the verdicts agree
-/// (RESULTS.md §1d): medians over `rounds`. Each round runs the calibration and llama-bench
+/// (the lab log in Benchmarks/history/, "Attention at depth"): medians over `rounds`. Each round runs the calibration and llama-bench
 /// back to back, so that both see the same load on the shared cores.
 enum AttentionCalibrationCheck {
   /// The library's own depths (a window of 4,096 tokens holds them all).

@@ -121,7 +121,7 @@ extension DecodeProbe {
       ),
       // The cells WindowGrowth gives a sequence at this depth with 128 tokens of answer.
       ("library's context at WindowGrowth's size, greedy", sized(extra: 0), true),
-      // What WindowGrowth gave before 128 cells of headroom went (RESULTS.md §1d).
+      // WindowGrowth's size plus 128 cells of headroom (the lab log in Benchmarks/history/, "Attention at depth").
       ("library's context with 128 cells of headroom, greedy", sized(extra: 128), true),
     ]
     if let only { setups = [setups[only]] }

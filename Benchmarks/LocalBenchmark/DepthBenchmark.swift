@@ -106,7 +106,7 @@ enum DepthBenchmark {
   /// The chat's repetitions: `HI_CHAT_RUNS`, else at least five. Each
   /// turn is one 64-token decode beside llama-bench's, and on these shared
   /// cores a turn's ratio moved 0.91-1.04 between repetitions: with three,
-  /// one slow pair decided a turn's median (RESULTS.md §1d, stops 41-42).
+  /// one slow pair decided a turn's median (the lab log in Benchmarks/history/, "Attention at depth").
   static func chatRuns(_ runs: Int) -> Int {
     ProcessInfo.processInfo.environment["HI_CHAT_RUNS"].flatMap(Int.init).map { max(1, $0) } ?? max(runs, 5)
   }
@@ -254,7 +254,7 @@ enum DepthBenchmark {
   /// one costs (the fused kernel skips the masked ones). With 540 cells the
   /// library's prefill read 0.90-0.91 of pp512 -fa 0 and 0.90-0.96 with it
   /// on; with 512, 0.97-1.03 and 0.98-1.005, alternated in one half hour
-  /// (RESULTS.md §1d).
+  /// (the lab log in Benchmarks/history/, "Attention at depth").
   static func prompt(filling cells: Int, model: LocalSystemModel) async throws -> String {
     var words = cells
     while words > 0 {
