@@ -24,6 +24,7 @@ SEPARATOR = "|---|---|---|---|---|---|---|"
 CPU_COLUMN = 5
 NUM = r"(-?[0-9][0-9.]*|nan|-?inf)"
 DASH = "\u2013"
+UNRECORDED = "(ISA not recorded)"
 
 
 def number(text):
@@ -339,8 +340,14 @@ def split_row(line):
     return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
 
 
+def model(cpu):
+    """The "Model name" part of a CPU cell."""
+    return cpu.rsplit(" (", 1)[0]
+
+
 def write(results, rows, cpu, commit, date):
-    """Replaces, in each section `rows` names, the rows of `cpu` (and any placeholder row) with `rows`."""
+    """Replaces, in each section `rows` names, the rows of `cpu` with `rows`; also placeholder rows, and
+    rows of the same model name whose ISA was not recorded (read before the ISA was noted)."""
     by_section = {}
     for row in rows:
         by_section.setdefault(int(row[0]), []).append(row[1:])
@@ -364,7 +371,7 @@ def write(results, rows, cpu, commit, date):
         for line in lines[top + 2:bottom]:
             cells = split_row(line)
             theirs = cells[CPU_COLUMN] if len(cells) > CPU_COLUMN else ""
-            if theirs == cpu or theirs in ("", DASH, "-"):
+            if theirs == cpu or theirs in ("", DASH, "-") or theirs == model(cpu) + " " + UNRECORDED:
                 place = len(kept) if place is None else place
             else:
                 kept.append(line)

@@ -254,6 +254,14 @@ class Write(unittest.TestCase):
         self.assertIn("| untouched |", section)
         self.assertLess(section.index("| untouched |"), section.index("| four |"))
 
+    def test_aRowOfTheSameModelWithoutItsISA_isReplaced_anotherModelsIsNot(self):
+        text = RESULTS.replace("| keep | ref | 1.0 | >= 0.95 | yes | Other CPU (AVX-512) |",
+                               "| unrecorded | ref | 1.0 | >= 0.95 | yes | AMD EPYC (ISA not recorded) |")
+        out = tables.write(text, [("1", "new", "ref", "1", "g", "yes")], "AMD EPYC (AVX2)", "c", "d")
+        self.assertNotIn("| unrecorded |", out)
+        out = tables.write(text, [("1", "new", "ref", "1", "g", "yes")], "Intel(R) Xeon(R) Processor (AVX2)", "c", "d")
+        self.assertIn("| unrecorded |", out)
+
     def test_aSectionWithoutATable_getsOne(self):
         out = self.write([("3", "depth", "bench", "1.0", ">= 0.95", "yes")])
         section = out.split("## 3.")[1].split("## 4.")[0]
