@@ -65,9 +65,12 @@ finish() {
             "$PY" scripts/results-tables.py rows "$name" "$OUT/$name" >> "$OUT/rows.tsv" \
                 || hi_log "bench: $name: its output was not read into a table (it is in $HISTORY)"
         done
-        if [ -s "$OUT/rows.tsv" ] \
-            && "$PY" scripts/results-tables.py write Benchmarks/RESULTS.md "$OUT/rows.tsv" "$CPU" "$COMMIT" "${STARTED%% *}"; then
+        if [ ! -s "$OUT/rows.tsv" ]; then
+            hi_log "bench: no result line read: Benchmarks/RESULTS.md left as it was"
+        elif "$PY" scripts/results-tables.py write Benchmarks/RESULTS.md "$OUT/rows.tsv" "$CPU" "$COMMIT" "${STARTED%% *}"; then
             hi_log "bench: wrote the tables of this run into Benchmarks/RESULTS.md"
+        else
+            hi_log "bench: Benchmarks/RESULTS.md not written (above); the run's output is in $HISTORY"
         fi
     fi
     rm -rf "$OUT"
