@@ -24,7 +24,7 @@ help:
 	@echo "make test   - set up, then lint, check the module walls, build the docs and run the whole test suite"
 	@echo "make docs   - the DocC documentation, warnings as errors, into .build/docs (part of make test)"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
-	@echo "make bench  - benchmarks beside llama.cpp's own tools (results in Benchmarks/RESULTS.md)"
+	@echo "make bench  - benchmarks beside llama-bench, llama-server and curl; writes the tables of Benchmarks/RESULTS.md (BENCH_STEPS=\"render parity\" for some)"
 	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars, the JSON prefix parser and the HTTP/1.1 response parser (FUZZ_SECONDS=60 each, at once)"
 	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
 
@@ -35,8 +35,10 @@ build: setup
 	swift build $(SWIFT_LINK)
 
 # The style is .swift-format at the root; `swift format format -i -r Sources Tests Benchmarks Fuzz` applies it.
+# Also checks the generator of Benchmarks/RESULTS.md's tables on canned benchmark output.
 lint:
 	swift format lint --strict -r Sources Tests Benchmarks Fuzz Examples Package.swift
+	python3 scripts/test-results-tables.py
 
 # The module walls (the Architecture article, "Modules and walls"): the targets'
 # dependencies, and a cloud-only app built with no llama.cpp.

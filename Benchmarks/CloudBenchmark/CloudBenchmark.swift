@@ -15,7 +15,7 @@ import HybridInferenceRemote
 ///     swift run -c release cloud-benchmark template-parity --local-model GGUF
 ///     swift run -c release cloud-benchmark hedging [--requests N]
 ///
-/// Prints, as a Markdown section for Benchmarks/RESULTS.md: the median
+/// Prints, as Markdown (read into Benchmarks/RESULTS.md by make bench): the median
 /// per-request latency of N sequential and of N concurrent (C in flight)
 /// unary requests through `CloudGeminiModel` and through curl doing the same
 /// requests, the client's overhead per request (the difference), and the

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The benchmark's figures as a Markdown section for Benchmarks/RESULTS.md.
+/// The benchmark's figures as Markdown (scripts/results-tables.py reads them into Benchmarks/RESULTS.md).
 struct Report {
   let arguments: Arguments
   let sequential: Measurement
