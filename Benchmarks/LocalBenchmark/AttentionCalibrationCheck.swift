@@ -11,7 +11,7 @@ import HybridInferenceLlama
 /// back to back, so that both see the same load on the shared cores.
 enum AttentionCalibrationCheck {
   /// The library's own depths (a window of 4,096 tokens holds them all).
-  static let depths = AttentionCalibrationProbe.depths(contextSize: 4096)
+  static let depths = AttentionCalibrationSeam.depths(contextSize: 4096)
 
   static func run(modelPaths: [String], llamaBench: String, threads: Int, rounds: Int) async throws {
     print(
@@ -21,18 +21,19 @@ enum AttentionCalibrationCheck {
     var verdicts: [String] = []
     for path in modelPaths {
       let name = URL(fileURLWithPath: path).lastPathComponent
-      var probes: [AttentionCalibrationProbe.Figures] = []
-      var graphs: [AttentionCalibrationProbe.Figures] = []
+      var probes: [AttentionCalibrationSeam.Measurement] = []
+      var graphs: [AttentionCalibrationSeam.Measurement] = []
       var benches: [[Int: (on: Double, off: Double)]] = []
       for _ in 0..<max(1, rounds) {
-        probes.append(try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths))
+        probes.append(try await AttentionCalibrationSeam.measure(modelPath: path, threads: threads, depths: depths))
         graphs.append(
-          try await AttentionCalibrationProbe.run(modelPath: path, threads: threads, depths: depths, wholeSteps: false))
+          try await AttentionCalibrationSeam.measure(
+            modelPath: path, threads: threads, depths: depths, wholeSteps: false))
         benches.append(try llamaBenchMilliseconds(executable: llamaBench, model: path, threads: threads))
       }
-      var benchDepths: [AttentionCalibrationProbe.Depth] = []
+      var benchDepths: [AttentionCalibrationSeam.Depth] = []
       // A calibration may skip a depth the shallower ones settle: medians of the rounds that measured it.
-      func at(_ depth: Int, _ figures: [AttentionCalibrationProbe.Figures]) -> [AttentionCalibrationProbe.Depth] {
+      func at(_ depth: Int, _ figures: [AttentionCalibrationSeam.Measurement]) -> [AttentionCalibrationSeam.Depth] {
         figures.compactMap { $0.depths.first { $0.depth == depth } }
       }
       for depth in depths {
@@ -49,10 +50,10 @@ enum AttentionCalibrationCheck {
         )
       }
       // llama-bench's medians read by the library's own rule.
-      let bench = AttentionCalibrationProbe.verdict(ofWholeSteps: benchDepths)
-      let calls = probes.map(\.verdict)
-      let graphCalls = graphs.map(\.verdict).joined(separator: ", ")
-      let costs = probes.map { format($0.cost * 1000) }.joined(separator: ", ")
+      let bench = AttentionCalibrationSeam.verdict(ofWholeSteps: benchDepths)
+      let calls = probes.map(\.verdictWord)
+      let graphCalls = graphs.map(\.verdictWord).joined(separator: ", ")
+      let costs = probes.map { format($0.seconds * 1000) }.joined(separator: ", ")
       verdicts.append(
         "\(name): calibration \(calls.joined(separator: ", ")) in \(costs) ms (last: \(probes.last?.reason ?? "")); graph \(graphCalls); llama-bench by the same rule: \(bench.prefix { $0 != ")" }))"
       )
@@ -83,4 +84,9 @@ enum AttentionCalibrationCheck {
     }
     return result
   }
+}
+
+extension AttentionCalibrationSeam.Measurement {
+  /// What `.automatic` would choose: "on", "off", or "even" (the head-width rule decides).
+  fileprivate var verdictWord: String { flash.map { $0 ? "on" : "off" } ?? "even" }
 }

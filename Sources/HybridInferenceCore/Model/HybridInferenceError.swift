@@ -9,6 +9,16 @@ import Foundation
 /// Cancellation is not a case: a cancelled request throws Swift's own
 /// `CancellationError`, which is what structured-concurrency code already
 /// handles. No description ever contains an API key.
+///
+/// More cases come with new releases. The type stays an enum, since apps
+/// bind the values its cases carry in `catch` patterns, and is marked
+/// `@nonexhaustive` (SE-0487) where the compiler knows the attribute: an app's
+/// `switch` over it must end with `@unknown default` (or `default`), so a new
+/// case reaches that branch rather than breaking the app's build. Compilers
+/// that predate the attribute (Swift 6.2) build the library without it.
+#if hasAttribute(nonexhaustive)
+  @nonexhaustive
+#endif
 public enum HybridInferenceError: Error, Sendable {
   /// The model cannot answer now (see the reason).
   case unavailable(model: String, reason: UnavailableReason)

@@ -91,6 +91,13 @@ public struct FallbackEvent: Sendable, CustomStringConvertible {
   }
 
   /// Why the first model did not answer.
+  ///
+  /// New routing features add reasons, so the enum is `@nonexhaustive`
+  /// (SE-0487) where the compiler knows the attribute: an app's `switch`
+  /// over it ends with `@unknown default` (or `default`).
+  #if hasAttribute(nonexhaustive)
+    @nonexhaustive
+  #endif
   public enum Reason: Sendable, CustomStringConvertible {
     /// It was unavailable before the request.
     case unavailable(UnavailableReason)

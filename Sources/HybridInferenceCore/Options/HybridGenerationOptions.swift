@@ -1,8 +1,13 @@
 /// Per-request options for both models at once.
 ///
-/// Each model reads only its own half: the cloud model `gemini`, the on-device
+/// Each model reads only its own half: a cloud model `gemini`, the on-device
 /// model `foundationModels`. A nil half means that model's defaults, so one
 /// value works whichever model ends up answering.
+///
+/// The halves are named as in Firebase AI Logic, whose hybrid API this
+/// follows, but they belong to roles, not products: an `OpenAICompatibleModel`
+/// is a cloud model and reads the `gemini` half too. `hybrid(cloud:onDevice:)`,
+/// `cloud(_:)` and `onDevice(_:)` build the same values under the roles' names.
 public struct HybridGenerationOptions: Sendable, Hashable {
   /// Settings for the cloud model.
   public var gemini: GenerationConfig?
@@ -62,6 +67,24 @@ public struct HybridGenerationOptions: Sendable, Hashable {
   /// Settings for the on-device model only.
   public static func foundationModels(_ options: GenerationOptions) -> HybridGenerationOptions {
     HybridGenerationOptions(foundationModels: options)
+  }
+
+  /// Settings for both models, by role: the same as
+  /// `hybrid(gemini: cloud, foundationModels: onDevice)`. `cloud` is read by
+  /// whichever cloud model answers, Gemini or an OpenAI-compatible server.
+  public static func hybrid(cloud: GenerationConfig?, onDevice: GenerationOptions?) -> HybridGenerationOptions {
+    hybrid(gemini: cloud, foundationModels: onDevice)
+  }
+
+  /// Settings for the cloud model only, Gemini or an OpenAI-compatible
+  /// server: the same as `gemini(_:)`.
+  public static func cloud(_ config: GenerationConfig) -> HybridGenerationOptions {
+    gemini(config)
+  }
+
+  /// Settings for the on-device model only: the same as `foundationModels(_:)`.
+  public static func onDevice(_ options: GenerationOptions) -> HybridGenerationOptions {
+    foundationModels(options)
   }
 
   /// Validates both halves, whichever model will read them: an out-of-range

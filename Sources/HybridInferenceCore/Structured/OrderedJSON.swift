@@ -79,6 +79,16 @@ package enum OrderedJSON: Sendable, Hashable {
     return members.first { $0.0 == key }?.1
   }
 
+  /// The schema that `reference`, `#/$defs/name` (or `#/definitions/name`),
+  /// names in this root schema; nil for any other reference.
+  package func definition(at reference: String) -> OrderedJSON? {
+    for prefix in ["#/$defs/", "#/definitions/"] where reference.hasPrefix(prefix) {
+      let name = String(reference.dropFirst(prefix.count))
+      return self[String(prefix.dropFirst(2).dropLast())]?[name]
+    }
+    return nil
+  }
+
   package var string: String? {
     if case .string(let text) = self { return text }
     return nil

@@ -41,15 +41,6 @@ struct SchemaValidator {
     return problem
   }
 
-  /// `#/$defs/name` (or `#/definitions/name`) in the root schema.
-  func resolve(_ reference: String) -> OrderedJSON? {
-    for prefix in ["#/$defs/", "#/definitions/"] where reference.hasPrefix(prefix) {
-      let name = String(reference.dropFirst(prefix.count))
-      return root[String(prefix.dropFirst(2).dropLast())]?[name]
-    }
-    return nil
-  }
-
   /// One check's state: what each pair gave, and what is left of the budgets.
   private struct Run {
     enum Memo {

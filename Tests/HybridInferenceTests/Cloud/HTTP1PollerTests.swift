@@ -75,7 +75,9 @@ final class HTTP1PollerTests: XCTestCase {
       return .send(Self.ok)
     }
     defer { server.stop() }
-    let client = HTTP1Client(maximumConnectionsPerHost: 17, redirectPolicy: .never)
+    let nudges = Locked(0)
+    let client = HTTP1Client(
+      maximumConnectionsPerHost: 17, redirectPolicy: .never, onPollerNudge: { nudges.withLock { $0 += 1 } })
     let request = URLRequest(url: try server.url())
     let first = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(20))
     for _ in 0..<200 where !client.poller.isRunning { try await Task.sleep(for: .milliseconds(5)) }
@@ -90,7 +92,32 @@ final class HTTP1PollerTests: XCTestCase {
     }
     XCTAssertEqual(bodies, Array(repeating: Data("ok".utf8), count: 17))
     XCTAssertEqual(server.stats.withLock(\.connections), 17)
-    XCTAssertEqual(client.poller.nudges, 0, "registrations that woke the poller")
+    XCTAssertEqual(nudges.withLock { $0 }, 0, "registrations that woke the poller")
+  }
+
+  /// A registration whose deadline comes before the end of the poller's
+  /// wait wakes it, once: what the test above counts is counted.
+  func testARequestWithAnEarlierDeadline_wakesThePollerOnce() async throws {
+    let server = try ScriptedHTTPServer { _, _, _ in .sendAndHold("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n") }
+    defer { server.stop() }
+    let nudges = Locked(0)
+    let client = HTTP1Client(
+      maximumConnectionsPerHost: 2, redirectPolicy: .never, onPollerNudge: { nudges.withLock { $0 += 1 } })
+    let request = URLRequest(url: try server.url())
+    let long = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(30))
+    defer { long.cancel() }
+    for try await event in long.events {
+      if case .head = event { break }
+    }
+    XCTAssertEqual(nudges.withLock { $0 }, 0, "the first registration started the thread, woke nothing")
+    for _ in 0..<400 where !client.poller.isWaiting { try await Task.sleep(for: .milliseconds(5)) }
+    XCTAssertTrue(client.poller.isWaiting, "the poller waits on the held response")
+    let short = client.exchange(request, connectTimeout: .seconds(5), deadline: .now + .seconds(10))
+    defer { short.cancel() }
+    for try await event in short.events {
+      if case .head = event { break }
+    }
+    XCTAssertEqual(nudges.withLock { $0 }, 1, "the earlier deadline woke the waiting poller")
   }
 
   /// The poller's thread ends when it has had nothing to wait for during

@@ -42,6 +42,43 @@ final class OptionsRoutingTests: XCTestCase {
     XCTAssertEqual(cloud.requests.first?.options.gemini, config)
   }
 
+  /// The role names build the very values the Firebase spellings build.
+  func testRoleNames_equalTheFirebaseSpellings() {
+    let config = GenerationConfig(temperature: 0.3, topK: 5)
+    let options = GenerationOptions(sampling: .greedy, maximumResponseTokens: 12)
+    XCTAssertEqual(
+      HybridGenerationOptions.hybrid(cloud: config, onDevice: options),
+      .hybrid(gemini: config, foundationModels: options))
+    XCTAssertEqual(HybridGenerationOptions.hybrid(cloud: nil, onDevice: options), .foundationModels(options))
+    XCTAssertEqual(HybridGenerationOptions.cloud(config), .gemini(config))
+    XCTAssertEqual(HybridGenerationOptions.onDevice(options), .foundationModels(options))
+    XCTAssertNotEqual(HybridGenerationOptions.cloud(config), .default, "the cloud half is kept")
+    XCTAssertNotEqual(HybridGenerationOptions.onDevice(options), .default, "the on-device half is kept")
+  }
+
+  /// Each role's half reaches only the model in that role, Gemini's half
+  /// reaching the cloud whatever the cloud model is.
+  func testRoleNames_routeAsTheFirebaseSpellings() async throws {
+    let local = ScriptedModel("local", placement: .onDevice)
+    let cloud = ScriptedModel("fleet", placement: .cloud)
+    local.enqueue(.fail(ScriptedError.decode))
+    let config = GenerationConfig(temperature: 0.7)
+    let options = GenerationOptions(temperature: 0.1)
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: local, secondary: cloud), logHandler: logs.handler)
+    _ = try await session.respond(to: "Hi", options: .hybrid(cloud: config, onDevice: options))
+    XCTAssertEqual(local.requests.first?.options.foundationModels, options)
+    XCTAssertNil(local.requests.first?.options.gemini, "the device must not see the cloud's config")
+    XCTAssertEqual(cloud.requests.first?.options.gemini, config)
+    XCTAssertNil(cloud.requests.first?.options.foundationModels, "the cloud must not see the device's options")
+
+    let onlyLocal = GenerativeModelSession(model: local, logHandler: logs.handler)
+    _ = try await onlyLocal.respond(to: "Hi", options: .cloud(config))
+    XCTAssertEqual(local.requests.last?.options, .default, "the cloud's half is not the device's")
+    _ = try await onlyLocal.respond(to: "Hi", options: .onDevice(options))
+    XCTAssertEqual(local.requests.last?.options.foundationModels, options)
+  }
+
   func testNilHalf_meansDefaultsForThatModel() async throws {
     let local = ScriptedModel("local", placement: .onDevice)
     let session = GenerativeModelSession(model: local, logHandler: logs.handler)

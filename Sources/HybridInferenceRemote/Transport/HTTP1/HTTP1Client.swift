@@ -57,18 +57,21 @@ package final class HTTP1Client: Sendable {
   /// The thread every response is read on.
   let poller: HTTP1Poller
 
-  /// `pollerLinger` and `wakePipe` are the poller's (`HTTP1Poller`): tests
-  /// shorten the one and refuse the other.
+  /// `pollerLinger`, `wakePipe` and `onPollerNudge` are the poller's
+  /// (`HTTP1Poller`): tests shorten the first, refuse the second and count
+  /// the wakes with the third.
   init(
     maximumConnectionsPerHost: Int, redirectPolicy: RedirectPolicy, stackBytes: Int = threadStackBytes,
     pollerLinger: Duration = pollerLinger,
-    wakePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = HTTP1Poller.systemPipe
+    wakePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = HTTP1Poller.systemPipe,
+    onPollerNudge: @escaping @Sendable () -> Void = {}
   ) {
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
     self.redirectPolicy = redirectPolicy
     let stackBytes = Locked(stackBytes)
     self.stackBytes = stackBytes
-    poller = HTTP1Poller(stackBytes: { stackBytes.withLock { $0 } }, linger: pollerLinger, makePipe: wakePipe)
+    poller = HTTP1Poller(
+      stackBytes: { stackBytes.withLock { $0 } }, linger: pollerLinger, makePipe: wakePipe, onNudge: onPollerNudge)
   }
 
   deinit {

@@ -46,8 +46,6 @@ final class HTTP1Poller: @unchecked Sendable {
     var waitingUntil: ContinuousClock.Instant?
     /// Whether a byte is in the pipe the thread has not drained yet.
     var woken = false
-    /// How many times the pipe was written (for tests).
-    var nudges = 0
     /// The pipe that wakes the thread (read end, write end) and the set it
     /// waits on: made by the first registration, and tried again by the
     /// next when the OS refused either; kept until `deinit`.
@@ -58,6 +56,7 @@ final class HTTP1Poller: @unchecked Sendable {
   private let stackBytes: @Sendable () -> Int
   private let linger: Duration
   private let makePipe: @Sendable () -> (read: Int32, write: Int32)?
+  private let onNudge: @Sendable () -> Void
   private let state = Locked(State())
 
   /// - Parameters:
@@ -65,13 +64,18 @@ final class HTTP1Poller: @unchecked Sendable {
   ///   - linger: How long the thread waits with nothing registered
   ///     before it ends.
   ///   - makePipe: Makes the wake pipe (`systemPipe`; tests refuse it).
+  ///   - onNudge: Called each time a registration wakes the waiting thread
+  ///     through the pipe, under the poller's lock (it must not call the
+  ///     poller); nothing by default, tests count the wakes.
   init(
     stackBytes: @escaping @Sendable () -> Int, linger: Duration,
-    makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = systemPipe
+    makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = systemPipe,
+    onNudge: @escaping @Sendable () -> Void = {}
   ) {
     self.stackBytes = stackBytes
     self.linger = linger
     self.makePipe = makePipe
+    self.onNudge = onNudge
   }
 
   deinit {
@@ -94,8 +98,8 @@ final class HTTP1Poller: @unchecked Sendable {
 
   /// Whether the thread runs (for tests).
   var isRunning: Bool { state.withLock { $0.running } }
-  /// How many times the thread was woken through the pipe (for tests).
-  var nudges: Int { state.withLock { $0.nudges } }
+  /// Whether the thread is in (or about to enter) `epoll_wait` (for tests).
+  var isWaiting: Bool { state.withLock { $0.waitingUntil != nil } }
 
   /// Waits for `reading`'s response on this poller's thread, started if
   /// need be. When the OS refuses the wake pipe or the epoll set (or room
@@ -112,7 +116,7 @@ final class HTTP1Poller: @unchecked Sendable {
       state.readings[id] = reading
       let start = !state.running
       state.running = true
-      if let until = state.waitingUntil, reading.deadline < until { Self.nudge(&state) }
+      if let until = state.waitingUntil, reading.deadline < until, Self.nudge(&state) { onNudge() }
       return (start, events, wake)
     }
     guard let outcome else {
@@ -165,13 +169,13 @@ final class HTTP1Poller: @unchecked Sendable {
 
   /// Wakes a thread in (or about to enter) `epoll_wait`: one byte into the
   /// non-blocking pipe, under the lock, which the thread drains before it
-  /// waits again; nothing when one is there already.
-  private static func nudge(_ state: inout State) {
-    guard state.waitingUntil != nil, !state.woken, let wake = state.wake else { return }
+  /// waits again; nothing when one is there already. Whether it wrote one.
+  private static func nudge(_ state: inout State) -> Bool {
+    guard state.waitingUntil != nil, !state.woken, let wake = state.wake else { return false }
     state.woken = true
-    state.nudges += 1
     var one: UInt8 = 1
     _ = Glibc.write(wake.write, &one, 1)
+    return true
   }
 
   /// The thread's body (`wakeRead`: the pipe's read end): waits until a

@@ -2,34 +2,42 @@ import CLlama
 import Foundation
 import HybridInferenceCore
 
-/// For the benchmarks: the calibration behind `FlashAttention.automatic`, on
-/// a model file, with its figures (the validation against llama-bench,
-/// `local-benchmark calibrate`; Benchmarks/RESULTS.md, "Attention at depth").
-package enum AttentionCalibrationProbe {
-  /// The depths `.automatic` measures in a context of `contextSize` tokens.
-  package static func depths(contextSize: Int) -> [Int] {
-    AttentionCalibration.depths(contextSize: contextSize)
-  }
-
-  /// One depth: the median step (or attention) with and without the fused kernel, seconds.
+/// The calibration behind `FlashAttention.automatic`, as the benchmark
+/// target checks it against llama-bench (`local-benchmark calibrate`;
+/// Benchmarks/RESULTS.md, "Attention at depth"): one measurement of a model
+/// file, and the rule's verdict on medians measured elsewhere. Not API: the
+/// benchmark's access to internal types, kept to what it reads.
+package enum AttentionCalibrationSeam {
+  /// One depth: the median decode step (or attention alone) with the fused
+  /// kernel and without, seconds.
   package struct Depth: Sendable {
     package var depth: Int
     package var on: Double
     package var off: Double
 
+    /// A depth's medians.
     package init(depth: Int, on: Double, off: Double) {
       (self.depth, self.on, self.off) = (depth, on, off)
     }
   }
 
-  package struct Figures: Sendable {
+  /// What one calibration measured and decided.
+  package struct Measurement: Sendable {
+    /// The width of one attention head.
     package var headSize: Int
+    /// The depths measured; a calibration may skip one the shallower ones settle.
     package var depths: [Depth]
-    /// What `.automatic` would choose: "on", "off", or "even" (the rule decides).
-    package var verdict: String
+    /// The fused kernel on or off; nil when even (the head-width rule decides).
+    package var flash: Bool?
+    /// The verdict as the log gives it.
     package var reason: String
-    /// Wall time of the measurement, seconds.
-    package var cost: Double
+    /// Wall time of the measurement, the model's load excluded, seconds.
+    package var seconds: Double
+  }
+
+  /// The depths `.automatic` measures in a context of `contextSize` tokens.
+  package static func depths(contextSize: Int) -> [Int] {
+    AttentionCalibration.depths(contextSize: contextSize)
   }
 
   /// Loads `modelPath` and calibrates it at `depths` on `threads` threads
@@ -37,9 +45,9 @@ package enum AttentionCalibrationProbe {
   /// `.automatic` does, or with `wholeSteps: false` by the attention graph,
   /// where `evicting: false` leaves the caches warm between computations (to
   /// show what eviction changes).
-  package static func run(
+  package static func measure(
     modelPath: String, threads: Int, depths: [Int], wholeSteps: Bool = true, evicting: Bool = true
-  ) async throws -> Figures {
+  ) async throws -> Measurement {
     let model = try await LocalSystemModel(modelPath: modelPath, threads: threads).loadedModel(progress: nil)
     guard let shape = AttentionCalibrationGraph.Shape(model: model) else {
       throw HybridInferenceError.generationFailed("the model's attention shape cannot be measured")
@@ -60,13 +68,13 @@ package enum AttentionCalibrationProbe {
     case .failure(let failure): throw HybridInferenceError.generationFailed(failure.reason)
     }
     let verdict = AttentionCalibration.decide(timings)
-    return Figures(
+    return Measurement(
       headSize: shape.headSize,
       depths: timings.cells.map {
         Depth(depth: $0.depth, on: AttentionCalibration.median($0.on), off: AttentionCalibration.median($0.off))
       },
-      verdict: verdict.flash.map { $0 ? "on" : "off" } ?? "even", reason: verdict.reason,
-      cost: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+      flash: verdict.flash, reason: verdict.reason,
+      seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
   }
 
   /// What `.automatic`'s rule for whole steps says of `depths` (medians

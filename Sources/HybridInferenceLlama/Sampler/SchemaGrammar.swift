@@ -1,3 +1,5 @@
+import HybridInferenceCore
+
 /// Turns a JSON Schema into a GBNF grammar for llama.cpp's grammar sampler,
 /// so the device's answer parses by construction.
 ///
@@ -29,7 +31,7 @@
 /// answer still satisfies the schema); a larger minimum is
 /// `unsupportedSchema`, since no answer the device can give would satisfy
 /// it, and a hybrid sends the request to the cloud.
-package struct SchemaGrammar {
+struct SchemaGrammar {
   /// Items of an array without `maxItems`.
   static let defaultMaximumItems = 32
   /// Characters of a string without `maxLength`.
@@ -43,7 +45,7 @@ package struct SchemaGrammar {
   private var references: [String: String] = [:]
 
   /// The grammar text; its start rule is `root`.
-  package static func gbnf(for schema: GenerationSchema) throws(HybridInferenceError) -> String {
+  static func gbnf(for schema: GenerationSchema) throws(HybridInferenceError) -> String {
     let (body, rules) = try self.rules(for: schema, prefix: "")
     return ([("root", body)] + rules).map { "\($0.0) ::= \($0.1)" }.joined(separator: "\n") + "\n"
   }
@@ -52,7 +54,7 @@ package struct SchemaGrammar {
   /// holds several schemas (a tool call's arguments, one per tool): every
   /// rule of its own starts with `prefix`; the primitives (`ws`, `string`,
   /// ...) are shared and identical in every schema's list.
-  package static func rules(for schema: GenerationSchema, prefix: String) throws(HybridInferenceError) -> (
+  static func rules(for schema: GenerationSchema, prefix: String) throws(HybridInferenceError) -> (
     expression: String, rules: [(String, String)]
   ) {
     var builder = SchemaGrammar(root: try schema.ordered(), prefix: prefix)
@@ -212,7 +214,7 @@ package struct SchemaGrammar {
   private mutating func referenced(_ reference: String, path: String, depth: Int) throws(HybridInferenceError) -> String
   {
     if let name = references[reference] { return name }
-    guard let target = SchemaValidator(root: root).resolve(reference) else {
+    guard let target = root.definition(at: reference) else {
       throw .unsupportedSchema(path: path, reason: "$ref \(reference) does not name a schema in $defs")
     }
     let name = add("ref-" + (reference.split(separator: "/").last.map(String.init) ?? "def"), #""""#)
@@ -257,7 +259,7 @@ package struct SchemaGrammar {
   }
 
   /// A GBNF string literal matching `text` exactly.
-  package static func literal(_ text: String) -> String {
+  static func literal(_ text: String) -> String {
     var out = "\""
     for scalar in text.unicodeScalars {
       switch scalar {
