@@ -25,7 +25,7 @@ while read -r subclass base; do
   base_tests="$(tests_of "$base")"
   [ -n "$base_tests" ] || die "$base lists no tests"
   missing="$(comm -23 <(printf '%s\n' "$base_tests") <(tests_of "$subclass"))"
-  [ -z "$missing" ] || die "$subclass does not run these tests of $base (does it declare a test of its own?): $(echo $missing)"
+  [ -z "$missing" ] || die "$subclass does not run these tests of $base (does it declare a test of its own?): $(tr '\n' ' ' <<< "$missing")"
   classes=$((classes + 1)) tests=$((tests + $(wc -l <<< "$base_tests")))
 done <<< "$pairs"
 echo "check-transport-twins: $tests tests of $classes classes run through both transports" >&2
