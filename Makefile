@@ -53,6 +53,7 @@ docs: setup
 test: setup lint walls docs
 	swift build --build-tests $(SWIFT_LINK)
 	scripts/check-fuzz-entries.sh $(SWIFT_LINK)
+	scripts/check-transport-twins.sh $(SWIFT_LINK)
 	HYBRID_REQUIRE_PREREQUISITES=1 swift test --skip-build $(SWIFT_LINK)
 
 # Not part of `make test`: two more full builds (.build/asan, .build/tsan). See README, Tests.

@@ -28,9 +28,9 @@ import HybridInferenceRemote
 /// included: the handshake precedes the request, so nothing was sent, and a
 /// captive portal fails exactly there). A server that completes the
 /// handshake and then stalls is `.timedOut`, one that drops the connection
-/// after the request `.connectionLost` (never retried for a generation, which
-/// the server may have run), one that ends a stream before its finish reason
-/// `.responseTruncated`: reached, so never offline. An
+/// after the request, or cuts a body short of its end, `.connectionLost`
+/// (never retried for a generation, which the server may have run): reached,
+/// so never offline. An
 /// offline verdict is remembered per origin (`RequestOptions.remembersOffline`,
 /// `rememberedFailure`) until a background TCP probe or a request gets through.
 ///

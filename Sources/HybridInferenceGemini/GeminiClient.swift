@@ -28,12 +28,12 @@ struct GeminiClient: Sendable {
 
   /// `:generateContent`: one complete answer.
   ///
-  /// Unlike a stream, a unary body cannot be cut and still look whole: it is
-  /// one JSON document, so a body cut short fails to parse, or ends before its
-  /// `Content-Length` (a transport error). A body that parses is taken as it
-  /// is, with or without a finish reason; a stream needs one
-  /// (`StreamDelivery.finish`). Never retried once the server may have read
-  /// it (`RetryLoop.isIdempotent`).
+  /// The same rule as a stream (`StreamDelivery.finish`): a body that ended
+  /// where its framing says is the whole answer, with or without a finish
+  /// reason; one cut short ends before its last chunk or its
+  /// `Content-Length` (a transport error, `.connectionLost`), or fails to
+  /// parse. Never retried once the server may have read it
+  /// (`RetryLoop.isIdempotent`).
   func generateContent(_ body: GenerateContentRequest, log: LogHandler) async throws
     -> GenerateContentResponse
   {

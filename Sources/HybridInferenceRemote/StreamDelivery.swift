@@ -40,18 +40,24 @@ package struct StreamDelivery {
     deliveredContent = true
   }
 
-  /// The body ended cleanly: checks that the stream said something and came
-  /// to its end, and passes on what was held back.
+  /// The body ended where its framing says it ends: checks that the stream
+  /// said something and came to its end, and passes on what was held back.
   ///
-  /// A stream comes to its end when every candidate has a finish reason, or
-  /// when the protocol's own end marker arrived (`data: [DONE]` for an
-  /// OpenAI-compatible server; Gemini has none). Without either, something
-  /// between here and the server (a proxy, a load balancer) closed it early
-  /// at an event boundary: `.responseTruncated`, with what arrived, rather
-  /// than a cut answer passed off as a whole one. An answer with nothing in
-  /// it at all is `.malformedResponse` first (the empty-answer rule).
-  /// - Parameter sawEndMarker: Whether the protocol's end marker arrived.
-  package mutating func finish(sawEndMarker: Bool = false) throws {
+  /// Whether an answer is whole is the transport's to say. A body that ended
+  /// properly (its last chunk, its whole `Content-Length`, or a clean close
+  /// of a body that runs until the connection closes) is the whole answer,
+  /// whether or not its last event has a finish reason: Gemini has no end
+  /// marker, Vertex AI ends streams without a finish reason, and Firebase
+  /// reads those as answers. A body cut short never gets here: the transport
+  /// throws (`.connectionLost`). A protocol with an end marker of its own
+  /// (`data: [DONE]` of an OpenAI-compatible server) is also judged by it:
+  /// neither the marker nor a finish reason means something between here and
+  /// the server (a proxy, a load balancer) closed it at an event boundary,
+  /// `.responseTruncated` with what arrived. An answer with nothing in it at
+  /// all is `.malformedResponse` first (the empty-answer rule).
+  /// - Parameter sawEndMarker: Whether the protocol's end marker arrived;
+  ///   nil for a protocol that has none.
+  package mutating func finish(sawEndMarker: Bool? = nil) throws {
     guard eventCount > 0, let accumulated = accumulator.response else {
       throw HybridInferenceError.malformedResponse("the stream ended without an event")
     }
@@ -62,7 +68,7 @@ package struct StreamDelivery {
       throw HybridInferenceError.malformedResponse("the stream ended without a candidate")
     }
     try ResponseChecks.checkNotEmpty(accumulated)
-    if !sawEndMarker, accumulated.candidates.contains(where: { $0.finishReason == nil }) {
+    if sawEndMarker == false, accumulated.candidates.contains(where: { $0.finishReason == nil }) {
       throw HybridInferenceError.responseTruncated(response: accumulated)
     }
     for held in heldBack { continuation.yield(held) }

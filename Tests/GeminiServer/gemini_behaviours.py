@@ -107,8 +107,8 @@ class Behaviours:
             return self.huge(int(options.get("size", "1048576")), stream, count, int(options.get("chunk", "65536")))
         if name == "fault-endless":
             return self.endless(stream, count, model)
-        if name == "fault-cut":
-            return self.cut(options, model, body, stream, count)
+        if name == "fault-unfinished":
+            return self.unfinished(options, model, body, stream, count)
         if name == "fault-hostile-error":
             return self.send_error_json(400, HOSTILE_STATUS, HOSTILE_MESSAGE, count=count)
         if name in ("fault-reset-mid", "fault-truncated", "fault-slow-body", "fault-stream-error",
@@ -173,21 +173,55 @@ class Behaviours:
             self.chunk(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
         self.end_stream()
 
-    def cut(self, options, model, body, stream, count):
-        """An answer cut at a clean boundary, as a proxy that gives up does:
-        streamed, the first `events` echo events (default 2: text, no
-        finishReason yet), then the body's proper end; unary, half of the
-        body its Content-Length promises, then a clean close (FIN, no reset)."""
-        if not stream:
-            whole = json.dumps(echo_unary(model, body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
+    def unfinished(self, options, model, body, stream, count):
+        """An echo answer with no finishReason anywhere (as Vertex AI ends its
+        streams), its body framed and ended as `body` says. Whole bodies:
+        `chunked` (the default: ends with the last chunk), `length` (all of
+        its Content-Length), `close` (no length, no chunks: ends with a clean
+        close). Bodies cut at the transport: `chunked-cut` (a clean close
+        before the last chunk), `length-cut` (a clean close short of the
+        Content-Length), `reset` (a TCP reset). Streamed, a whole body holds
+        `events` events (default 3, the whole answer), a cut one the first
+        `events` (default 2); unary, a cut body is the first half."""
+        framing = options.get("body", "chunked")
+        cut = framing in ("chunked-cut", "length-cut", "reset")
+        events = echo_events(model, body)
+        for event in events:
+            event["candidates"][0].pop("finishReason", None)
+        if stream:
+            whole = b"".join(b"data: " + json.dumps(event).encode() + b"\r\n\r\n" for event in events)
+            sent = events[: int(options.get("events", "2" if cut else "3"))]
+            payload = b"".join(b"data: " + json.dumps(event).encode() + b"\r\n\r\n" for event in sent)
+            content_type = "text/event-stream"
+        else:
+            merged = echo_unary(model, body)
+            merged["candidates"][0].pop("finishReason", None)
+            whole = json.dumps(merged).encode()
+            payload = whole[: len(whole) // 2] if cut else whole
+            content_type = "application/json; charset=UTF-8"
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("x-test-request-count", str(count))
+        if framing in ("length", "length-cut"):
             self.send_header("Content-Length", str(len(whole)))
-            self.send_header("x-test-request-count", str(count))
-            self.end_headers()
-            self.wfile.write(whole[: len(whole) // 2])
+        elif framing == "close":
+            self.send_header("Connection", "close")
+        else:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if framing in ("length", "length-cut", "close"):
+            self.wfile.write(payload)
+        else:
+            self.chunk(payload)
+        self.wfile.flush()
+        if framing == "reset":
+            # Read before the reset: a reset discards what the client has not read.
+            time.sleep(0.05)
+            return self.reset()
+        if cut or framing == "close":
             return self.close_quietly()
-        return self.send_events(echo_events(model, body)[: int(options.get("events", "2"))], True, count)
+        if framing == "chunked":
+            self.end_stream()
 
     def broken(self, name, options, model, body, stream, count):
         stall = int(options.get("delay", "5000")) / 1000

@@ -57,9 +57,13 @@ The model name picks the behaviour. `~`-separated options follow it:
     fault-close-before   `times` x a clean close at the same point, then echo (countTokens too)
     fault-reset-mid      first event (or half the body), then a TCP reset
     fault-truncated      first event, then half an event, then a clean end
-    fault-cut            streamed: `events` echo events (default 2: text without a
-                         finishReason), then a clean end; unary: half the body its
-                         Content-Length promises, then a clean close
+    fault-unfinished     an echo answer with no finishReason, its body framed and
+                         ended as `body` says: whole (`chunked`, the default;
+                         `length`; `close`: delimited by a clean close) or cut
+                         at the transport (`chunked-cut`: closed before the last
+                         chunk; `length-cut`: closed short of its Content-Length;
+                         `reset`); streamed, `events` events (default 3 whole,
+                         2 cut), unary a cut body is its first half
     fault-hostile-error  400 whose status and 100 KB message carry terminal escapes,
                          C1 controls and line breaks
     fault-malformed      a 200 whose JSON does not parse
@@ -84,7 +88,7 @@ A request whose contents end with a model turn is refused (400), as Gemini does.
 
 Options: first-<ms> (wait before answering; with tail-<ms> and tailpct-<percent>,
 that share of requests waits `tail` instead, drawn per model and request
-number: a heavy-tailed latency), times-N, retry-<duration>, size-N, events-N, delay-<ms> (between events, or of the
+number: a heavy-tailed latency), times-N, retry-<duration>, size-N, events-N, body-<framing>, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
 counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
 as responseId: for measuring delivery delay).

@@ -5,8 +5,13 @@ import Foundation
 #endif
 
 /// llama.cpp's `llama-server` (built by scripts/setup-llama.sh) as a child
-/// process on a free loopback port: the one launcher the OpenAI-compatible
-/// tests and the benchmark share.
+/// process on a loopback port it chooses itself: the one launcher the
+/// OpenAI-compatible tests and the benchmark share.
+///
+/// The server is started with `--port 0`, binds a free port and logs
+/// "listening on http://127.0.0.1:PORT"; the port is read from there. A port
+/// found free here, closed and handed to the server could be taken by
+/// another process in between (two tests starting servers at once).
 ///
 /// It runs under a small `sh` guard that polls this process: when this
 /// process goes away for any reason (a failed test, a crash, SIGKILL), the
@@ -37,26 +42,47 @@ public final class LlamaServerProcess: @unchecked Sendable {
     public let isMissingBinary: Bool
   }
 
-  /// `HYBRID_LLAMA_SERVER`, else `bin/llama-server` in the llama.cpp prefix
-  /// the set-up builds, else `llama-server` on the PATH; nil when none exists.
+  /// `HYBRID_LLAMA_SERVER`, else `bin/llama-server` beside the first
+  /// `PKG_CONFIG_PATH` entry, else in the llama.cpp prefix scripts/common.sh
+  /// names (the set-up's, where the pinned version lives), else `llama-server`
+  /// on the PATH; nil when none exists.
   public static var binaryPath: String? {
     let environment = ProcessInfo.processInfo.environment
     if let path = environment["HYBRID_LLAMA_SERVER"], !path.isEmpty { return path }
-    let cache =
-      environment["HYBRID_INFERENCE_CACHE"]
-      ?? ((environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")) + "/hybrid-inference")
-    var candidates = [cache + "/llama.cpp-0.3.36/bin/llama-server"]
+    var candidates: [String] = []
     if let prefix = environment["PKG_CONFIG_PATH"]?.split(separator: ":").first {
       // .../lib/pkgconfig -> .../bin/llama-server
-      candidates.insert(
+      candidates.append(
         URL(fileURLWithPath: String(prefix)).deletingLastPathComponent().deletingLastPathComponent()
-          .appendingPathComponent("bin/llama-server").path, at: 0)
+          .appendingPathComponent("bin/llama-server").path)
     }
+    if let prefix = setUpPrefix { candidates.append(prefix + "/bin/llama-server") }
     for directory in (environment["PATH"] ?? "").split(separator: ":") {
       candidates.append(String(directory) + "/llama-server")
     }
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
   }
+
+  /// `LLAMA_PREFIX` as scripts/common.sh computes it (from the pinned
+  /// version, `PREFIX` and the cache folder), read by sourcing it, so the
+  /// version is written in one place; nil without bash or the script.
+  static let setUpPrefix: String? = {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("scripts/common.sh").path
+    guard FileManager.default.fileExists(atPath: script) else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = ["-c", #". "$1" && printf '%s' "$LLAMA_PREFIX""#, "bash", script]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    let prefix = String(decoding: data, as: UTF8.self)
+    return prefix.isEmpty ? nil : prefix
+  }()
 
   /// Starts llama-server with `model`, `parallel` slots (`-np`) sharing a
   /// context of `contextSize` tokens, and returns once `/health` answers 200.
@@ -73,7 +99,6 @@ public final class LlamaServerProcess: @unchecked Sendable {
         description: "llama-server not found (scripts/setup-llama.sh builds it; or set HYBRID_LLAMA_SERVER)",
         isMissingBinary: true)
     }
-    let port = try Self.freePort()
     logURL = FileManager.default.temporaryDirectory
       .appendingPathComponent("llama-server-\(UUID().uuidString).log")
     _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
@@ -94,28 +119,41 @@ public final class LlamaServerProcess: @unchecked Sendable {
     process.arguments =
       [
         "-c", guardScript, binary, "-m", model, "--alias", alias, "--host", "127.0.0.1",
-        "--port", "\(port)", "-np", "\(parallel)", "-c", "\(contextSize)", "-t", "\(threads)",
-        "--no-webui",
+        "--port", "0", "-np", "\(parallel)", "-c", "\(contextSize)", "-t", "\(threads)", "--no-webui",
       ] + extraArguments
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = log
     process.standardError = log
     try process.run()
-    self.port = port
-    guard let baseURL = URL(string: "http://127.0.0.1:\(port)/v1") else {
-      throw StartError(description: "no URL for port \(port)", isMissingBinary: false)
-    }
-    self.baseURL = baseURL
     let deadline = ContinuousClock.now + startTimeout
-    while ContinuousClock.now < deadline {
-      if !process.isRunning { break }
-      if await Self.isHealthy(port: port) { return }
-      try await Task.sleep(for: .milliseconds(100))
+    var port: Int?
+    while port == nil, process.isRunning, ContinuousClock.now < deadline {
+      port = Self.listeningPort(inLog: (try? String(contentsOf: logURL, encoding: .utf8)) ?? "")
+      if port == nil { try await Task.sleep(for: .milliseconds(20)) }
+    }
+    self.port = port ?? 0
+    baseURL = URL(string: "http://127.0.0.1:\(self.port)/v1") ?? URL(fileURLWithPath: "/")
+    if let port {
+      while ContinuousClock.now < deadline {
+        if !process.isRunning { break }
+        if await Self.isHealthy(port: port) { return }
+        try await Task.sleep(for: .milliseconds(100))
+      }
     }
     let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
     stop()
     throw StartError(
-      description: "llama-server did not become healthy: \(output.suffix(2000))", isMissingBinary: false)
+      description: "llama-server did not \(port == nil ? "say which port it listens on" : "become healthy"): "
+        + "\(output.suffix(2000))", isMissingBinary: false)
+  }
+
+  /// The port of llama-server's "listening on http://127.0.0.1:PORT" log
+  /// line, once the whole line is there.
+  public static func listeningPort(inLog log: String) -> Int? {
+    guard let start = log.range(of: "listening on http://127.0.0.1:")?.upperBound else { return nil }
+    let digits = log[start...].prefix { $0.isASCII && $0.isNumber }
+    guard digits.endIndex < log.endIndex, log[digits.endIndex].isNewline else { return nil }
+    return Int(digits)
   }
 
   /// Stops the server (through its guard) and waits for the guard to exit.
@@ -156,27 +194,5 @@ public final class LlamaServerProcess: @unchecked Sendable {
     guard received > 0 else { return false }
     let statusLine = String(decoding: buffer.prefix(received), as: UTF8.self)
     return statusLine.hasPrefix("HTTP/1.1 200") || statusLine.hasPrefix("HTTP/1.0 200")
-  }
-
-  /// A loopback port that was free a moment ago (bound to 0, then closed).
-  public static func freePort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw StartError(description: "socket() failed", isMissingBinary: false) }
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let port = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
-        guard bind(descriptor, raw, length) == 0, getsockname(descriptor, raw, &length) == 0 else {
-          return 0
-        }
-        return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-      }
-    }
-    guard port != 0 else { throw StartError(description: "no free port", isMissingBinary: false) }
-    return port
   }
 }

@@ -62,11 +62,12 @@ public enum HybridInferenceError: Error, Sendable {
   case promptBlocked(reason: PromptFeedback.BlockReason?, response: GenerateContentResponse)
   /// The answer was withheld or cut for a policy reason (SAFETY, RECITATION, ...).
   case responseStopped(reason: FinishReason, response: GenerateContentResponse)
-  /// A stream ended cleanly before its answer did: a Gemini candidate with
-  /// no finish reason, or an OpenAI-compatible stream with neither
+  /// An OpenAI-compatible stream whose body ended with neither
   /// `data: [DONE]` nor a finish reason (a proxy or load balancer closed it
-  /// early). `response` holds what arrived. The server was reached and ran
-  /// the request, so this is not `offline` and is not retried.
+  /// early at an event boundary). `response` holds what arrived. The server
+  /// was reached and ran the request, so this is not `offline` and is not
+  /// retried. (Gemini streams have no end marker: a body that ended
+  /// properly is a whole answer, one cut short `.connectionLost`.)
   case responseTruncated(response: GenerateContentResponse)
   /// The server's reply could not be understood.
   case malformedResponse(String)
@@ -160,7 +161,7 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
     case .responseStopped(let reason, _):
       "the response was stopped (\(reason.rawValue))"
     case .responseTruncated:
-      "the response stream ended before the answer was complete (no finish reason)"
+      "the response stream ended before the answer was complete (no end marker, no finish reason)"
     case .malformedResponse(let why):
       "malformed response: \(why)"
     case .responseTooLarge(let limit):

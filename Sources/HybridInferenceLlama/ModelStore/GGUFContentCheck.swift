@@ -9,7 +9,7 @@ struct GGUFProblem: Error, Equatable {
 /// Checks what a GGUF file says against what llama.cpp assumes of it.
 ///
 /// `GGUFParser` proves the file is well formed; this proves its contents are
-/// ones the pinned llama.cpp (0.3.36) loads without reaching a `GGML_ASSERT`.
+/// ones the pinned llama.cpp (scripts/common.sh) loads without reaching a `GGML_ASSERT`.
 /// Each check mirrors an assert, an abort or an unchecked read found on the load
 /// path (`llama_model_load_from_file` and the first `llama_init_from_model`,
 /// whose graph reserve runs the architecture's graph builder). llama.cpp turns
@@ -42,7 +42,8 @@ enum GGUFContentCheck {
       throw GGUFProblem(reason: "architecture 'clip' is a vision projector (mmproj), not a language model")
     }
     guard knownArchitectures.contains(architecture) else {
-      throw GGUFProblem(reason: "unknown architecture '\(architecture)': llama.cpp 0.3.36 cannot run it")
+      throw GGUFProblem(
+        reason: "unknown architecture '\(architecture)': llama.cpp \(LlamaBuildInfo.linkedVersion) cannot run it")
     }
     return architecture
   }

@@ -23,6 +23,11 @@ struct LlamaBuildInfo: Sendable, Equatable {
   /// The linked library's report, read once.
   static let current = LlamaBuildInfo(systemInfo: llama_print_system_info().map { String(cString: $0) } ?? "")
 
+  /// The linked llama.cpp's own version (`llama_version()`: its CMake
+  /// project version), for messages that name the llama.cpp a rule is about.
+  /// Which copy the set-up builds is pinned in scripts/common.sh alone.
+  static let linkedVersion = llama_version().map { String(cString: $0) } ?? "(unknown version)"
+
   /// Whether ggml's AMX matrix kernels are compiled in.
   var hasAMXKernels: Bool { cpuFeatures.contains("AMX_INT8") }
 }

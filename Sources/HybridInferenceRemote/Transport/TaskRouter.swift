@@ -190,7 +190,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     if let refusal = route.refusal {
       route.continuation.finish(throwing: refusal)
     } else if let error {
-      route.continuation.finish(throwing: Self.urlError(from: error))
+      route.continuation.finish(throwing: Self.urlError(from: error, afterResponse: task.response != nil))
     } else {
       route.continuation.finish()
     }
@@ -201,8 +201,15 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
   /// keeps only its scheme, host and port: the path can name a Vertex AI
   /// project and the URL a user and password, and an app may print or dump
   /// the error it is handed.
-  static func urlError(from error: any Error) -> any Error {
-    let code: URLError.Code
+  ///
+  /// A body cut short after its head (closed before its last chunk or short
+  /// of its `Content-Length`: libcurl's "transfer closed with outstanding
+  /// read data remaining") reaches FoundationNetworking with no code of its
+  /// own, `.unknown`; such a failure once the response has begun is
+  /// `.networkConnectionLost`, as Darwin's URLSession and the HTTP/1.1 client
+  /// report a body cut at the transport.
+  static func urlError(from error: any Error, afterResponse: Bool = false) -> any Error {
+    var code: URLError.Code
     let failingURL: URL?
     if let urlError = error as? URLError {
       (code, failingURL) = (urlError.code, urlError.failingURL)
@@ -213,6 +220,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
       }
       (code, failingURL) = (known, nsError.userInfo[NSURLErrorFailingURLErrorKey] as? URL)
     }
+    if code == .unknown, afterResponse { code = .networkConnectionLost }
     guard let origin = failingURL.flatMap(Self.origin(of:)) else { return URLError(code) }
     return URLError(
       code, userInfo: [NSURLErrorFailingURLErrorKey: origin, Self.failingURLStringKey: origin.absoluteString])

@@ -15,7 +15,9 @@ import XCTest
 /// The rule follows the Firebase SDK: a candidate with no parts, no finish
 /// reason and no metadata is no answer at all (`malformedResponse`); with a
 /// finish reason it is a real, empty answer. Empty chunks between text chunks
-/// are fine. An empty answer is recorded, and never sent back.
+/// are fine. An empty answer is recorded, and never sent back. An answer with
+/// text and no finish reason (as Vertex AI ends its streams) is an answer:
+/// what is missing is content, not a finish reason.
 final class CloudEmptyAnswerTests: CloudTestCase {
   /// What a replay must end with: nil for success with `text`, or a check of the error.
   private struct Outcome {
@@ -28,11 +30,13 @@ final class CloudEmptyAnswerTests: CloudTestCase {
     "unary-failure-empty-content.json": Outcome(error: malformed),
     "unary-failure-no-parts-no-finish-reason.json": Outcome(error: malformed),
     "unary-failure-unknown-finish-reason.json": Outcome(error: stopped(text: "Let me look that up")),
+    "unary-success-no-finish-reason.json": Outcome(text: "Mountains rise where the plates meet."),
     "streaming-success-max-tokens-no-parts.txt": Outcome(text: ""),
     "streaming-success-empty-chunks-between-text.txt": Outcome(text: "The sky is blue."),
     "streaming-failure-empty-content.txt": Outcome(error: malformed),
     "streaming-failure-no-parts-no-finish-reason.txt": Outcome(error: malformed),
     "streaming-failure-unknown-finish-reason.txt": Outcome(error: stopped(text: "Let me look that up")),
+    "streaming-success-no-finish-reason.txt": Outcome(text: "Mountains rise where the plates meet."),
   ]
 
   private static let malformed: @Sendable (any Error) -> String? = { error in

@@ -156,9 +156,13 @@ final class BatchedSessionsTests: XCTestCase {
     }
     let answers = try await others.value
     XCTAssertEqual(answers, alone)
-    // Not just the caller's await: the scheduler must stop computing the story.
-    let stopped = try await timeUntil { model.isIdle }
-    XCTAssertLessThan(stopped, .seconds(2))
+    // Not just the caller's await: the scheduler must stop computing the
+    // story. Once the others have their answers, only the story could keep
+    // it stepping, up to 1,500 tokens; counted in steps, not time.
+    let stepsWhenAnswered = try XCTUnwrap(model.batchedContext?.steps.count)
+    try await waitUntil { model.isIdle }
+    let stepsAfter = try XCTUnwrap(model.batchedContext?.steps.count) - stepsWhenAnswered
+    XCTAssertLessThanOrEqual(stepsAfter, 1, "the context decoded \(stepsAfter) steps for the cancelled story")
     XCTAssertTrue(story.transcript.entries.isEmpty, "a cancelled turn leaves no entry")
   }
 

@@ -64,6 +64,11 @@ final class DefaultModelTests: XCTestCase {
     XCTAssertEqual(session.transcript.entries.count, 4)
   }
 
+  /// Decode steps a cancelled stream may still take: the cancel travels from
+  /// the caller's task through the session's stream to the turn's flag, which
+  /// the scheduler reads before each step.
+  static let stepsACancelMayTake = 8
+
   func testCancellation_stopsDecodingPromptlyAndSessionStaysUsable() async throws {
     let model = try LocalTestModels.smol()
     let session = GenerativeModelSession(model: model, logHandler: .silent)
@@ -76,15 +81,19 @@ final class DefaultModelTests: XCTestCase {
       }
     }
     try await waitUntil { firstText.withLock { $0 != nil } }
-    let cancelledAt = ContinuousClock.now
     task.cancel()
+    let stepsAtCancel = try XCTUnwrap(model.batchedContext?.steps.count)
     // Not the caller's await, which returns as soon as the stream ends: the
-    // context's own thread must stop computing. Without cancellation in the
-    // runtime the story runs on for seconds.
-    let stopped = try await timeUntil { model.isIdle }
-    XCTAssertLessThan(stopped, .milliseconds(100), "the context computed for \(stopped) after the cancel")
-    _ = try? await task.value
-    _ = cancelledAt
+    // context's own thread must stop computing. Counted in decode steps, not
+    // time: without cancellation in the runtime the story runs on for up to
+    // 1,500 more, one a token.
+    try await waitUntil { model.isIdle }
+    let stepsAfter = try XCTUnwrap(model.batchedContext?.steps.count) - stepsAtCancel
+    XCTAssertLessThanOrEqual(
+      stepsAfter, Self.stepsACancelMayTake, "the context decoded \(stepsAfter) steps after the cancel")
+    let outcome = await task.result
+    guard case .failure(let error) = outcome else { return XCTFail("the story ended before the cancel reached it") }
+    XCTAssertTrue(error is CancellationError, "\(error)")
     try await waitUntil { !session.isResponding }
     let next = try await session.respond(to: "What is 2+2?", options: greedy)
     XCTAssertFalse(next.content.isEmpty)
@@ -101,8 +110,13 @@ final class DefaultModelTests: XCTestCase {
     try await waitUntil { (model.batchedContext?.steps.count ?? 0) >= 2 }
     XCTAssertFalse(model.isIdle, "the prefill must still be running when cancelled")
     task.cancel()
-    let stopped = try await timeUntil { model.isIdle }
-    XCTAssertLessThan(stopped, .milliseconds(100), "the prefill computed for \(stopped) after the cancel")
+    let stepsAtCancel = try XCTUnwrap(model.batchedContext?.steps)
+    try await waitUntil { model.isIdle }
+    // The batch being computed was abandoned part-way (llama.cpp's abort
+    // callback), not run to its end, and no batch started after the cancel.
+    let steps = try XCTUnwrap(model.batchedContext?.steps)
+    XCTAssertEqual(steps.aborted - stepsAtCancel.aborted, 1, "the prefill's batch was stopped part-way")
+    XCTAssertEqual(steps.count, stepsAtCancel.count, "no batch started after the cancel")
     do {
       _ = try await task.value
       XCTFail("the cancelled request must throw")

@@ -43,7 +43,8 @@ final class ModelFileContentTests: XCTestCase {
     "bos-added-but-missing": "adds a bos token to every prompt but tokenizer.ggml.bos_token_id is missing",
     "tensor-shape-mismatch": "tensor blk.1.attn_q.weight is [32, 64] but the hyper-parameters make it [64, 64]",
     "embedding-rows-not-vocab": "tensor token_embd.weight is [64, 646]",
-    "architecture-unknown": "unknown architecture 'tinyllama-from-the-future'",
+    "architecture-unknown":
+      "unknown architecture 'tinyllama-from-the-future': llama.cpp \(LlamaBuildInfo.linkedVersion) cannot run it",
     "alignment-not-uint32": "general.alignment has GGUF type 10, not uint32 (4)",
     "split-in-two": "part of a model split in 2 files",
   ]
@@ -81,6 +82,13 @@ final class ModelFileContentTests: XCTestCase {
         XCTFail("\(kind): unexpected error \(error)")
       }
     }
+  }
+
+  /// Reasons name the llama.cpp actually linked (`llama_version()`), not a
+  /// version written in the library.
+  func testLinkedVersion_isReadFromTheLibrary() {
+    let version = LlamaBuildInfo.linkedVersion
+    XCTAssertNotNil(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+"#, options: .regularExpression), version)
   }
 
   /// The check refuses what llama.cpp asserts on, not what is merely unusual.

@@ -12,6 +12,29 @@ final class LlamaServerLauncherTests: XCTestCase {
     XCTAssertFalse(Self.acceptsConnections(port: server.port), "the server is gone once stop() returns")
   }
 
+  /// Each server binds a port of its own choosing (`--port 0`) and says
+  /// which: servers started together cannot be handed the same one.
+  func testServersStartedTogether_listenOnThePortsTheyChose() async throws {
+    async let first = OpenAITestServers.llamaServer()
+    async let second = OpenAITestServers.llamaServer()
+    let servers = try await [first, second]
+    defer { servers.forEach { $0.stop() } }
+    XCTAssertNotEqual(servers[0].port, servers[1].port)
+    for server in servers {
+      XCTAssertGreaterThan(server.port, 0)
+      XCTAssertTrue(Self.acceptsConnections(port: server.port))
+    }
+  }
+
+  func testListeningPort_isReadFromTheWholeLogLine() {
+    let line = "srv  main: listening on http://127.0.0.1:40123\n"
+    XCTAssertEqual(LlamaServerProcess.listeningPort(inLog: "load...\n" + line + "more\n"), 40123)
+    XCTAssertNil(
+      LlamaServerProcess.listeningPort(inLog: "srv  main: listening on http://127.0.0.1:401"),
+      "a line still being written")
+    XCTAssertNil(LlamaServerProcess.listeningPort(inLog: "loading model\n"))
+  }
+
   /// The child (`ChildProcess`) starts a server, prints its port and dies
   /// of SIGKILL, so no clean-up of its own runs.
   func testKilledTestProcess_leavesNoServerBehind() async throws {

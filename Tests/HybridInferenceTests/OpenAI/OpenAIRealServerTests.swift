@@ -90,7 +90,7 @@ final class OpenAIRealServerTests: XCTestCase {
   }
 
   func testServerPortClosed_fallsBackToTheDevice() async throws {
-    let port = try LlamaServerProcess.freePort()
+    let port = try closedLoopbackPort()
     let closed = OpenAICompatibleModel(
       name: "fleet-model", baseURL: try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/v1")),
       apiKey: nil, requestOptions: RequestOptions(remembersOffline: false), logHandler: .silent)

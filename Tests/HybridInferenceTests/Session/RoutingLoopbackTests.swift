@@ -17,7 +17,7 @@ final class RoutingLoopbackTests: CloudTestCase {
   private let once = RequestOptions(timeout: .seconds(20), connectTimeout: .seconds(5), retryPolicy: .none)
 
   func testCutStream_theTinyDeviceModelFinishesTheAnswer() async throws {
-    let cloud = server.model("fault-cut~\(uniqueID())")
+    let cloud = server.model("fault-unfinished~body-chunked-cut~\(uniqueID())")
     let local = try LocalTestModels.tiny()
     let session = GenerativeModelSession(
       model: .hybridModel(primary: cloud, secondary: local, continuesInterruptedAnswers: true),
@@ -38,12 +38,12 @@ final class RoutingLoopbackTests: CloudTestCase {
     XCTAssertEqual(entries.last?.text, final)
     XCTAssertEqual(entries.last?.modelVersion, LocalSystemModel.modelVersion)
     guard case .interrupted(let error)? = logs.fallbacks.first?.reason,
-      case .responseTruncated? = error as? HybridInferenceError
-    else { return XCTFail("expected an interruption by a truncated stream, got \(logs.fallbacks)") }
+      case .connectionLost? = error as? HybridInferenceError
+    else { return XCTFail("expected an interruption by a cut stream, got \(logs.fallbacks)") }
   }
 
   func testCutStream_respond_namesTheModelThatBeganIt() async throws {
-    let cloud = server.model("fault-cut~\(uniqueID())")
+    let cloud = server.model("fault-unfinished~body-chunked-cut~\(uniqueID())")
     let local = try LocalTestModels.tiny()
     let session = GenerativeModelSession(
       model: .hybridModel(primary: cloud, secondary: local, continuesInterruptedAnswers: true), logHandler: .silent)
@@ -154,7 +154,7 @@ final class RoutingLoopbackTests: CloudTestCase {
     XCTAssertTrue(logs.records.contains { $0.message.hasPrefix("hedging: ") })
   }
 
-  /// The text `fault-cut` sends before it cuts: its first two echo events.
+  /// The text `fault-unfinished~body-chunked-cut` sends before it cuts: its first two echo events.
   private func cutText(_ prompt: String) async throws -> String {
     let text = "echo: " + prompt
     let third = max(1, text.count / 3)

@@ -263,14 +263,3 @@ func waitUntil(timeout: Duration = .seconds(60), _ condition: @Sendable () -> Bo
   }
   XCTAssertTrue(condition(), "condition did not hold in time")
 }
-
-/// How long `condition` took to hold, polled every millisecond from now (at
-/// most `timeout`). For bounds a behaviour promises, such as "stops within
-/// 100 ms of a cancel", not for speed.
-func timeUntil(timeout: Duration = .seconds(60), _ condition: @Sendable () -> Bool) async throws -> Duration {
-  let start = ContinuousClock.now
-  while !condition() && ContinuousClock.now - start < timeout {
-    try await Task.sleep(for: .milliseconds(1))
-  }
-  return ContinuousClock.now - start
-}

@@ -136,6 +136,7 @@ extension BatchedContext {
     if prefills { setAbortCallback(context, enabled: false) }
     if let moved = hugePages.finish() { HugePageMove.log(moved, reason: settings.memory.reason) }
     guard status == 0 else {
+      if status == 2 { state.withLock { $0.steps.aborted += 1 } }
       let error = failure(status, entries: entries, window: window)
       for entry in entries {
         caches[entry.turn.sequence].dropUnrecorded(in: memory)

@@ -47,6 +47,8 @@ final class BatchedContext: @unchecked Sendable {
     var count = 0
     /// The most sequences one call decoded together.
     var widest = 0
+    /// Calls the abort callback stopped part-way (a cancelled prefill).
+    var aborted = 0
   }
 
   struct State {

@@ -34,6 +34,22 @@ class CloudTestCase: XCTestCase {
     try await super.tearDown()
   }
 
+  /// Checks that this class's models send through its `transport`, as the
+  /// server sees it: URLSession asks for compressed bodies
+  /// (`Accept-Encoding`), the library's own HTTP/1.1 client never does.
+  func assertRequestsGoThroughTheClassTransport(file: StaticString = #filePath, line: UInt = #line)
+    async throws
+  {
+    let name = "echo~\(uniqueID())"
+    _ = try await session(name).respond(to: "which client?")
+    let request = try await server.lastRequest(name)
+    let headers = try XCTUnwrap(request["headers"] as? [String: String])
+    let viaURLSession = headers["accept-encoding"] != nil
+    XCTAssertEqual(
+      viaURLSession, type(of: self).transport == .urlSession, "\(type(of: self)) sent \(headers)", file: file,
+      line: line)
+  }
+
   /// A session on a model of the test server.
   func session(
     _ modelName: String, instructions: String? = nil, requestOptions: RequestOptions = .fastTests,
