@@ -24,15 +24,25 @@ let package = Package(
     // The walls (DESIGN §10). Each target reaches another only through what it
     // exports: `public` for apps, `package` where a wall must be crossed.
 
+    // The OS's C headers the Swift modules of the C library leave out (epoll,
+    // pthread_setname_np, dladdr), and a thread start with one signature on
+    // glibc, musl and Darwin. Any target may use it: it is not a wall (its
+    // Linux-only part is behind __linux__, so it builds everywhere).
+    .target(
+      name: "CHybridOS",
+      path: "Sources/CHybridOS",
+      // dladdr: in libc from glibc 2.34, in libdl before.
+      linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+    ),
     // The language-model protocol, requests and responses, sessions, the hybrid
     // model, transcript, options, errors, schemas and the tool loop.
-    .target(name: "HybridInferenceCore", path: "Sources/HybridInferenceCore"),
+    .target(name: "HybridInferenceCore", dependencies: ["CHybridOS"], path: "Sources/HybridInferenceCore"),
     // What any remote backend shares: the transports (URLSession and the
     // library's HTTP/1.1 client), SSE, the retry loop, reachability memory,
     // origin and redirect policy.
     .target(
       name: "HybridInferenceRemote",
-      dependencies: ["HybridInferenceCore"],
+      dependencies: ["CHybridOS", "HybridInferenceCore"],
       path: "Sources/HybridInferenceRemote"
     ),
     // The Gemini REST API (`CloudGeminiModel`) and its wire types.
@@ -60,7 +70,7 @@ let package = Package(
     // `LocalSystemModel`: the runtime, sampler, GGUF checks and chat templates.
     .target(
       name: "HybridInferenceLlama",
-      dependencies: ["HybridInferenceCore", "HybridInferenceJinja", "CLlama"],
+      dependencies: ["CHybridOS", "HybridInferenceCore", "HybridInferenceJinja", "CLlama"],
       path: "Sources/HybridInferenceLlama"
     ),
     // The products' umbrella modules: re-exports only.
@@ -128,7 +138,7 @@ let package = Package(
       dependencies: [
         "HybridInference", "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
         "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceLlama",
-        "GeminiServerProcess", "OpenAIServers", "TestPrerequisites",
+        "CHybridOS", "GeminiServerProcess", "OpenAIServers", "TestPrerequisites",
       ],
       path: "Tests/HybridInferenceTests"
     ),

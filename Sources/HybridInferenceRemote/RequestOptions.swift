@@ -72,7 +72,8 @@ public struct RequestOptions: Sendable, Hashable {
   /// to by the library's own small HTTP/1.1 client: a pool of keep-alive
   /// connections per server, one thread per request in flight, nothing in
   /// between the socket and the stream. `https://` always goes through
-  /// URLSession, which does the TLS.
+  /// URLSession, which does the TLS. That client waits on its sockets with
+  /// Linux's epoll: on Darwin, `.automatic` is URLSession for every request.
   public enum Transport: Sendable, Hashable {
     /// The library's HTTP/1.1 client for `http://` servers, URLSession for
     /// `https://`. A plain-http request also goes through URLSession when

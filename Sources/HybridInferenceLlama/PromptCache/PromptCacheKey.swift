@@ -1,3 +1,4 @@
+internal import CHybridOS
 import CLlama
 import Foundation
 import HybridInferenceCore
@@ -48,7 +49,7 @@ struct PromptCacheKey: Sendable, Equatable {
     let info = llama_print_system_info().map { String(cString: $0) } ?? ""
     var library = "unknown"
     let symbol: @convention(c) (OpaquePointer?, llama_batch) -> Int32 = llama_decode
-    if let path = mappedFile(containing: UInt(bitPattern: unsafeBitCast(symbol, to: UnsafeRawPointer.self))),
+    if let path = loadedFile(containing: unsafeBitCast(symbol, to: UnsafeRawPointer.self)),
       let identity = FileIdentity.of(path: path)
     {
       library = "\(path) \(identity.size) \(identity.modified.seconds).\(identity.modified.nanoseconds)"
@@ -56,20 +57,15 @@ struct PromptCacheKey: Sendable, Equatable {
     return "\(info) | \(library)"
   }()
 
-  /// The file mapped at `address` (the shared library, or the executable
-  /// when llama.cpp is linked in), from `/proc/self/maps`; nil elsewhere.
-  private static func mappedFile(containing address: UInt) -> String? {
-    guard let maps = KernelFile.read("/proc/self/maps") else { return nil }
-    for line in maps.split(separator: "\n") {
-      let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-      let range = fields.first?.split(separator: "-") ?? []
-      guard fields.count == 6, range.count == 2, let low = UInt(range[0], radix: 16),
-        let high = UInt(range[1], radix: 16),
-        low <= address, address < high
-      else { continue }
-      return String(fields[5]).trimmingCharacters(in: .whitespaces)
-    }
-    return nil
+  /// The loaded file that holds `address` (the shared library, or the
+  /// executable when llama.cpp is linked in), as `dladdr` names it; nil
+  /// when none can be named. glibc names the executable by its `argv[0]`
+  /// (relative, or a bare name), and a static executable has no loader to
+  /// ask: the kernel's link to the executable names it whole.
+  private static func loadedFile(containing address: UnsafeRawPointer) -> String? {
+    let path = CHybridOS_loaded_file(address).map { String(cString: $0) }
+    if let path, path.hasPrefix("/") { return path }
+    return try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
   }
 }
 

@@ -34,6 +34,8 @@ package struct ResponseHead: Sendable, Hashable {
 /// proxy is configured in the environment for its host or the options ask
 /// for `RequestOptions.Transport.urlSession`; `https://` always goes
 /// through URLSession. Both report the same events and the same failures.
+/// The HTTP/1.1 client waits on its responses with Linux's epoll; on an OS
+/// without it (Darwin), every request goes through URLSession.
 ///
 /// Why a delegate and not `URLSession.bytes` or completion handlers:
 /// FoundationNetworking on Linux has no `bytes(for:)`, and a completion
@@ -88,7 +90,8 @@ package final class HTTPTransport: Sendable {
     configuration.timeoutIntervalForResource = 7 * 24 * 3600
     self.router = router
     self.client =
-      transport == .automatic ? HTTP1Client(maximumConnectionsPerHost: limit, redirectPolicy: redirectPolicy) : nil
+      transport == .automatic && EventPoll.isSupported
+      ? HTTP1Client(maximumConnectionsPerHost: limit, redirectPolicy: redirectPolicy) : nil
     self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
   }
 

@@ -6,6 +6,10 @@ import HybridInferenceCore
   import Glibc
   private let streamType = Int32(SOCK_STREAM.rawValue)
   private let connectSocket = Glibc.connect
+#elseif canImport(Musl)
+  import Musl
+  private let streamType = SOCK_STREAM
+  private let connectSocket = Musl.connect
 #elseif canImport(Darwin)
   import Darwin
   private let streamType = SOCK_STREAM

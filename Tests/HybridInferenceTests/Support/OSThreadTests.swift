@@ -26,6 +26,24 @@ final class OSThreadTests: XCTestCase {
     XCTAssertEqual(ran.wait(timeout: .now() + 10), .success)
   }
 
+  /// A named thread carries its name, cut to the 15 bytes Linux keeps,
+  /// before its body runs: it shows in top, gdb and /proc.
+  func testANamedThread_carriesItsName() throws {
+    #if os(Linux)
+      let name = Locked<String?>(nil)
+      let ran = DispatchSemaphore(value: 0)
+      XCTAssertTrue(
+        OSThread.start(stackSize: 256 << 10, name: "hi-test-thread-named") {
+          name.withLock { $0 = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) }
+          ran.signal()
+        })
+      XCTAssertEqual(ran.wait(timeout: .now() + 10), .success)
+      XCTAssertEqual(name.withLock { $0 }, "hi-test-thread-\n")
+    #else
+      throw XCTSkip("thread names are read from /proc")
+    #endif
+  }
+
   func testARefusedThread_saysSo_andReleasesItsBody() {
     final class Witness: Sendable {}
     weak var witness: Witness?

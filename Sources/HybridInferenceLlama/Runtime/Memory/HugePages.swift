@@ -2,6 +2,10 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// Linux's huge pages, asked for on memory already written

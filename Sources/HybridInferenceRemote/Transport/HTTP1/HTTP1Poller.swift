@@ -1,6 +1,13 @@
 import Foundation
-import Glibc
 import HybridInferenceCore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// One thread per client that waits, in `epoll_wait`, on every response
 /// the client's requests await, and reads each as its bytes arrive
@@ -80,8 +87,8 @@ final class HTTP1Poller: @unchecked Sendable {
 
   deinit {
     if let wake = state.withLock({ $0.wake }) {
-      _ = Glibc.close(wake.read)
-      _ = Glibc.close(wake.write)
+      _ = close(wake.read)
+      _ = close(wake.write)
     }
   }
 
@@ -174,7 +181,7 @@ final class HTTP1Poller: @unchecked Sendable {
     guard state.waitingUntil != nil, !state.woken, let wake = state.wake else { return false }
     state.woken = true
     var one: UInt8 = 1
-    _ = Glibc.write(wake.write, &one, 1)
+    _ = write(wake.write, &one, 1)
     return true
   }
 
@@ -184,8 +191,6 @@ final class HTTP1Poller: @unchecked Sendable {
   private func run(_ events: EventPoll, waking wakeRead: Int32) {
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: HTTP1Client.readBufferBytes)
     defer { buffer.deallocate() }
-    let ready = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * EventPoll.eventBytes, alignment: 8)
-    defer { ready.deallocate() }
     var ids: [UInt64] = []
     var idleSince: ContinuousClock.Instant?
     // The earliest deadline in the table: no reading can have expired
@@ -212,7 +217,7 @@ final class HTTP1Poller: @unchecked Sendable {
         return max(.zero, wakesAt - now)
       }
       guard let wait else { return }
-      let waited = events.wait(into: ready, milliseconds: Self.milliseconds(wait), ids: &ids)
+      let waited = events.wait(milliseconds: Self.milliseconds(wait), ids: &ids)
       state.withLock { state in
         state.waitingUntil = nil
         state.woken = false
@@ -259,7 +264,7 @@ final class HTTP1Poller: @unchecked Sendable {
 
   private static func drain(_ descriptor: Int32) {
     var bytes = (UInt64(0), UInt64(0))
-    while withUnsafeMutableBytes(of: &bytes, { Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+    while withUnsafeMutableBytes(of: &bytes, { read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
   }
 
   /// Forgets an ended reading and takes its socket out of the set, then

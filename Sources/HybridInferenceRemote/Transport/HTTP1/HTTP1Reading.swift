@@ -1,6 +1,13 @@
 import Foundation
-import Glibc
 import HybridInferenceCore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking

@@ -8,6 +8,13 @@ import HybridInferenceCore
   private let systemShutdown = Glibc.shutdown
   private let shutdownBoth = Int32(SHUT_RDWR)
   private let noSignal = Int32(MSG_NOSIGNAL)
+#elseif canImport(Musl)
+  import Musl
+  private let streamType = SOCK_STREAM
+  private let systemConnect = Musl.connect
+  private let systemShutdown = Musl.shutdown
+  private let shutdownBoth = SHUT_RDWR
+  private let noSignal = MSG_NOSIGNAL
 #elseif canImport(Darwin)
   import Darwin
   private let streamType = SOCK_STREAM
@@ -181,6 +188,8 @@ final class HTTP1Socket: @unchecked Sendable {
   func close() {
     #if canImport(Glibc)
       _ = Glibc.close(descriptor)
+    #elseif canImport(Musl)
+      _ = Musl.close(descriptor)
     #elseif canImport(Darwin)
       _ = Darwin.close(descriptor)
     #endif
