@@ -21,7 +21,7 @@ let package = Package(
     .executable(name: "hybrid-chat", targets: ["hybrid-chat"]),
   ],
   targets: [
-    // The walls (DESIGN §10). Each target reaches another only through what it
+    // The walls (the Architecture article, "Modules and walls"). Each target reaches another only through what it
     // exports: `public` for apps, `package` where a wall must be crossed.
 
     // The OS's C headers the Swift modules of the C library leave out (epoll,
