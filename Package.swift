@@ -21,8 +21,9 @@ let package = Package(
     .executable(name: "hybrid-chat", targets: ["hybrid-chat"]),
   ],
   targets: [
-    // The walls (the Architecture article, "Modules and walls"). Each target reaches another only through what it
-    // exports: `public` for apps, `package` where a wall must be crossed.
+    // The walls (the Architecture article, "Modules and walls"). Each target
+    // reaches another only through what it exports: `public` for apps,
+    // `package` where a wall must be crossed.
 
     // The OS's C headers the Swift modules of the C library leave out (epoll,
     // pthread_setname_np, dladdr), and a thread start with one signature on
