@@ -29,8 +29,10 @@ import HybridInferenceCore
 /// and the KV cache settings; each is checked (checksums, header, layout)
 /// before llama.cpp reads it, and one that fails is logged and removed.
 /// Processes sharing the directory take a lock on `.lock` in it; files are
-/// written atomically (a temp file renamed into place), and the least
-/// recently used are removed once the total passes `maximumBytes`.
+/// written atomically (a temp file of a random name, created exclusively and
+/// never through a link, renamed into place), read header first (a file
+/// costs memory only as far as it checks), and the least recently used are
+/// removed once the total passes `maximumBytes`.
 public final class PromptCache: Sendable {
   /// The directory the states are kept in.
   public let directoryURL: URL

@@ -28,15 +28,19 @@ import HybridInferenceCore
 /// reads outside the lock. `flock` is per open file description, so the
 /// threads of one process exclude each other as processes do.
 ///
-/// Sendable as it is: the path and limit are constants, the temp counter is
-/// behind its lock, and writes run one at a time on their serial queue.
+/// Every file is created and opened as `PrivateFile` says: a state is
+/// written to a temporary file of an unguessable name, created exclusively
+/// and not through a link, mode 0600, and renamed onto its name (replacing a
+/// link planted there, not following it); a file is read only when it is a
+/// regular file of this user's, never through a link, its header first.
+///
+/// Sendable as it is: the path and limit are constants, and writes run one
+/// at a time on their serial queue.
 final class PromptCacheDirectory: Sendable {
   let path: String
   let maximumBytes: Int
   /// Writes one state at a time, off the llama thread.
   private let writer = DispatchQueue(label: "hybrid-inference.prompt-cache.write")
-  /// Makes temp names unique within the process (the pid, across them).
-  private let temps = Locked<UInt64>(0)
 
   /// Temp files of another process older than this are left over from a
   /// crash, and removed by eviction.
@@ -64,11 +68,7 @@ final class PromptCacheDirectory: Sendable {
 
   /// Makes the directory, and any missing parent, with mode 0700.
   private func makeDirectory() -> Bool {
-    var isDirectory: ObjCBool = false
-    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return isDirectory.boolValue }
-    return
-      (try? FileManager.default.createDirectory(
-        atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil
+    (try? PrivateFile.makeDirectory(path)) != nil
   }
 
   /// The states the directory holds, from their names.
@@ -93,21 +93,22 @@ final class PromptCacheDirectory: Sendable {
     }
     for entry in candidates ?? [] where entry.isPrefix(of: prompt) {
       let filePath = path + "/" + entry.name
-      let descriptor = open(filePath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-      guard descriptor >= 0 else {
-        // ENOENT: evicted since the listing. Anything else (a link: O_NOFOLLOW) is not ours.
-        if errno != ENOENT {
-          log.log(
-            LogRecord(
-              level: .warning, category: .local,
-              message:
-                "prompt cache: ignored \(entry.name), which cannot be opened (\(String(cString: strerror(errno))))"))
-        }
+      let opened: (descriptor: Int32, size: Int)
+      do {
+        opened = try PrivateFile.openOwn(filePath, maximumBytes: maximumBytes)
+      } catch {
+        // ENOENT: evicted since the listing. A link, a pipe or another user's file is not
+        // ours to remove; a file of ours too large to be a state is.
+        guard error.code != ENOENT else { continue }
+        if error.code == EFBIG { locked(LOCK_EX) { _ = unlink(filePath) } }
+        log.log(
+          LogRecord(level: .warning, category: .local, message: "prompt cache: ignored \(entry.name), which \(error)"))
         continue
       }
+      let descriptor = opened.descriptor
       defer { close(descriptor) }
       do {
-        let state = try entry.readState(descriptor: descriptor, prompt: prompt, limit: maximumBytes, tag: tag)
+        let state = try entry.readState(descriptor: descriptor, size: opened.size, prompt: prompt, tag: tag)
         _ = futimens(descriptor, nil)  // used now: eviction goes by last use
         return (entry.key, entry.tokenCount, state)
       } catch {
@@ -155,28 +156,16 @@ final class PromptCacheDirectory: Sendable {
       warn("a state of \(tokens.count) tokens (\(size) bytes) exceeds maximumBytes (\(maximumBytes)); not saved")
       return
     }
-    guard makeDirectory() else {
-      warn("cannot make \(path)")
-      return
-    }
-    let number = temps.withLock { counter -> UInt64 in
-      counter += 1
-      return counter
-    }
-    let temp = path + "/.\(getpid())-\(number).kvtmp"
-    let descriptor = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard descriptor >= 0 else {
-      warn("cannot write in \(path) (\(String(cString: strerror(errno))))")
-      return
-    }
-    let little = tokens.map(\.littleEndian)
-    let written =
-      fchmod(descriptor, 0o600) == 0 && Self.writeAll(descriptor, header)
-      && little.withUnsafeBytes { Self.writeAll(descriptor, $0) } && Self.writeAll(descriptor, state)
-    close(descriptor)
-    guard written else {
-      warn("cannot write in \(path) (\(String(cString: strerror(errno))))")
-      unlink(temp)
+    let temp: String
+    do {
+      try PrivateFile.makeDirectory(path)
+      let little = tokens.map(\.littleEndian)
+      // Not synced: a state torn by a crash fails its checksums and is
+      // removed, and a lost one costs one prefill; a sync would delay `respond`.
+      temp = try PrivateFile.writeTemporary(
+        [header, little.withUnsafeBytes { Array($0) }, state], in: path, suffix: ".kvtmp", durable: false)
+    } catch {
+      warn("cannot write in \(path): \(error)")
       return
     }
     let placed = locked(LOCK_EX) { () -> Bool in
@@ -188,19 +177,6 @@ final class PromptCacheDirectory: Sendable {
     if placed != true {
       warn("cannot place a state in \(path) (\(String(cString: strerror(errno))))")
       unlink(temp)
-    }
-  }
-
-  private static func writeAll(_ descriptor: Int32, _ bytes: some ContiguousBytes) -> Bool {
-    bytes.withUnsafeBytes { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let count = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-        if count < 0, errno == EINTR { continue }
-        guard count > 0 else { return false }
-        offset += count
-      }
-      return true
     }
   }
 

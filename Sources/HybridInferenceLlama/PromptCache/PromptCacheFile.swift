@@ -26,11 +26,14 @@ import HybridInferenceCore
 /// | 48 | 8 | checksum of the state |
 /// | 56 | 8 | checksum of bytes 0..<56 |
 ///
-/// Everything is checked before llama.cpp reads a byte: the file is a regular
-/// file of this user's, no larger than the cache may hold; the header's
-/// checksum, magic, version and key; the size the header implies against the
-/// file's; the tokens against their checksum and the prompt; the state
-/// against its checksum and its layout.
+/// Everything is checked before llama.cpp reads a byte, and each part before
+/// the next is read into memory: the file is a regular file of this user's,
+/// no larger than the cache may hold (`PrivateFile.openOwn`); the header's
+/// checksum, magic, version and key, and the size it implies against the
+/// file's; the tokens against their checksum and the prompt; the state's
+/// cells, then the whole state against its checksum and its layout. So a
+/// file costs memory only as far as it checks, and never more than the
+/// cache's `maximumBytes`.
 struct PromptCacheFile: Sendable, Equatable {
   static let version: UInt32 = 1
   static let headerSize = 64
@@ -104,22 +107,21 @@ struct PromptCacheFile: Sendable, Equatable {
 
   // MARK: Reading
 
-  /// The state this file holds for `prompt`, read through `descriptor` and
-  /// checked; throws why not. `limit` bounds what is read into memory.
+  /// The state this file holds for `prompt`, read through `descriptor` (a
+  /// regular file of this user's of `size` bytes, which the cache bounded)
+  /// and checked; throws why not. Read in three steps, each only once the
+  /// one before checks: the header (its checksum, and the sizes it declares
+  /// against `size`), the tokens (against their checksum and the prompt),
+  /// then the state, whose cells are checked before its layers are read. A
+  /// file is never read further than its header says, nor its header
+  /// believed past the file's real size.
   func readState(
-    descriptor: Int32, prompt: [llama_token], limit: Int, tag: [UInt8]
+    descriptor: Int32, size: Int, prompt: [llama_token], tag: [UInt8]
   ) throws(Rejection) -> [UInt8] {
-    var status = stat()
-    guard fstat(descriptor, &status) == 0 else { throw Rejection(reason: "cannot be examined") }
-    guard status.st_mode & S_IFMT == S_IFREG else { throw Rejection(reason: "is not a regular file") }
-    guard status.st_uid == geteuid() else { throw Rejection(reason: "belongs to another user") }
-    let size = Int(status.st_size)
     guard size >= Self.headerSize else { throw Rejection(reason: "is truncated (\(size) bytes)") }
-    guard size <= limit else { throw Rejection(reason: "is larger than the cache may hold (\(size) bytes)") }
-    var bytes = [UInt8](repeating: 0, count: size)
-    let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
-    guard read == size else { throw Rejection(reason: "could not be read") }
-    let header = Array(bytes.prefix(Self.headerSize))
+    guard let header = PrivateFile.read(descriptor, at: 0, count: Self.headerSize) else {
+      throw Rejection(reason: "could not be read")
+    }
     func field(_ offset: Int) -> UInt64 {
       header.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
     }
@@ -133,10 +135,14 @@ struct PromptCacheFile: Sendable, Equatable {
       (field(12) & 1 == 1) == isShareable
     else { throw Rejection(reason: "does not match its name") }
     let tokenBytes = tokenCount * MemoryLayout<llama_token>.size  // tokenCount <= prompt.count: no overflow
-    guard field(32) <= UInt64(size), Self.headerSize + tokenBytes + Int(field(32)) == size else {
-      throw Rejection(reason: "is truncated or too long (\(size) bytes)")
+    let stateStart = Self.headerSize + tokenBytes
+    guard field(32) <= UInt64(size), stateStart + Int(field(32)) == size else {
+      throw Rejection(reason: "is truncated or too long (\(size) bytes, its header says \(field(32)) of state)")
     }
-    let tokens = bytes[Self.headerSize..<(Self.headerSize + tokenBytes)].withUnsafeBytes { raw in
+    guard let tokenData = PrivateFile.read(descriptor, at: Self.headerSize, count: tokenBytes) else {
+      throw Rejection(reason: "could not be read")
+    }
+    let tokens = tokenData.withUnsafeBytes { raw in
       (0..<tokenCount).map {
         llama_token(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: llama_token.self))
       }
@@ -145,7 +151,15 @@ struct PromptCacheFile: Sendable, Equatable {
     guard tokens.elementsEqual(prompt.prefix(tokenCount)) else {
       throw Rejection(reason: "holds another prompt's tokens")
     }
-    let state = Array(bytes[(Self.headerSize + tokenBytes)...])
+    // The cells (a few bytes a token) before the layers (kilobytes a token).
+    let cellsEnd = SequenceStateLayout.tagSize + 4 + tokenCount * SequenceStateLayout.cellSize
+    guard size - stateStart > cellsEnd,
+      let cells = PrivateFile.read(descriptor, at: stateStart, count: cellsEnd + 1),
+      SequenceStateLayout.isValid(cells, tokens: tokenCount, tag: tag)
+    else { throw Rejection(reason: "holds a state llama.cpp did not write for this context") }
+    guard let state = PrivateFile.read(descriptor, at: stateStart, count: size - stateStart) else {
+      throw Rejection(reason: "could not be read")
+    }
     guard Checksum64.of(state) == field(48) else { throw Rejection(reason: "has a damaged state") }
     guard SequenceStateLayout.isValid(state, tokens: tokenCount, tag: tag) else {
       throw Rejection(reason: "holds a state llama.cpp did not write for this context")
