@@ -54,7 +54,9 @@ test: setup lint walls docs
 	swift build --build-tests $(SWIFT_LINK)
 	scripts/check-fuzz-entries.sh $(SWIFT_LINK)
 	scripts/check-transport-twins.sh $(SWIFT_LINK)
-	HYBRID_REQUIRE_PREREQUISITES=1 swift test --skip-build $(SWIFT_LINK)
+	# The attention decisions the tests make go to a directory of the run's own, not the user's cache.
+	attention=$$(mktemp -d) && HYBRID_INFERENCE_ATTENTION_DIR=$$attention HYBRID_REQUIRE_PREREQUISITES=1 \
+		swift test --skip-build $(SWIFT_LINK); status=$$?; rm -rf "$$attention"; exit $$status
 
 # Not part of `make test`: two more full builds (.build/asan, .build/tsan). See README, Tests.
 sanitize: setup

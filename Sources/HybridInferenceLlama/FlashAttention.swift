@@ -28,9 +28,13 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// already fix its reading (on over 20% behind at 1,024, not clearly at 0).
   /// It costs under a second for SmolLM2-sized models on 2 cores
   /// (Benchmarks/RESULTS.md, "Attention at depth") and runs once per model
-  /// file, llama.cpp build, CPU and thread count in a process;
-  /// with a `PromptCache.directory` the decision is also stored there, so the
-  /// prompt cache's keys stay the same from one process to the next. A model
+  /// file, llama.cpp build, CPU and thread count on a machine: the decision
+  /// is stored in `$HYBRID_INFERENCE_ATTENTION_DIR`, else `attention/` in the
+  /// set-up's cache (`$HYBRID_INFERENCE_CACHE`, else
+  /// `$XDG_CACHE_HOME/hybrid-inference`, else `~/.cache/hybrid-inference`),
+  /// and every later process reuses it, so that `.greedy` gives the same
+  /// answer in each; with a `PromptCache.directory` it is stored there too,
+  /// and the one found there wins for that cache's states. A model
   /// whose step takes over 60 ms with either setting, or whose K/V at that depth passes 128 MiB,
   /// has one step's attention alone timed instead (a graph of its layers'
   /// attention, which costs the same whatever the weights), the faster total

@@ -10,29 +10,55 @@ import HybridInferenceCore
   import Darwin
 #endif
 
-/// Where calibrated attention decisions are kept: in the process for every
-/// model value, and beside the prompt cache's states when the model has one.
+/// Where calibrated attention decisions are kept: in the process, in this
+/// machine's decision directory, and beside a prompt cache's states.
 ///
-/// In the process, so that a calibration runs once per model file, llama.cpp
-/// build, CPU, thread count, KV type and depth cap (`Key`), however many model
-/// values load that file. On disk only in a `PromptCache.directory`, and only
-/// because the prompt cache's key holds the attention setting: a decision that
-/// changed from one process to the next would orphan every saved state. The
-/// file is small JSON, written atomically (a temporary file renamed over it),
-/// and read as hostile input: at most `maximumFileBytes`, a different key,
-/// bad JSON or an unknown setting means calibrating again.
+/// A decision is measured once per model file, llama.cpp build, CPU, thread
+/// count, KV type, depth cap and page size (`Key`) on a machine, and every
+/// later process reuses it, so that `.greedy` (or a fixed seed) gives the
+/// same answer in every process: a setting timed again could tip the other
+/// way on a busy machine, and the two settings round differently. The
+/// machine's directory is `$HYBRID_INFERENCE_ATTENTION_DIR`, else `attention/`
+/// in the set-up's cache (`DefaultModelLocation.cacheDirectory`); processes
+/// measuring at once take turns on a lock there, and the later ones read the
+/// first's decision. A prompt cache's directory keeps a copy too, and its
+/// decision wins there: its states were keyed by it.
+///
+/// Each file is small JSON, written as `PrivateFile` writes (a temporary file
+/// created exclusively, synced, renamed into place, mode 0600) and read as
+/// hostile input: at most `maximumFileBytes`, a link, another user's file, a
+/// different key, bad JSON or an unknown setting means measuring again. A
+/// directory that cannot be written costs only that: the process's decision
+/// stands for the process.
 ///
 /// The decisions are behind a lock (`Locked`): model values on any task look
 /// them up. Calibrations in flight are kept too, so that two requests that
-/// make the first context at once share one measurement. A directory's
-/// stored decision wins over the process's own, and the process's is written
-/// to every directory that has none, so that a model value with a prompt
-/// cache gets the same setting in this process and the next.
+/// make the first context at once share one measurement.
 final class AttentionCalibrationStore: Sendable {
-  static let shared = AttentionCalibrationStore()
+  static let shared = AttentionCalibrationStore(machineDirectory: defaultMachineDirectory())
+
+  /// The environment variable that names the machine's decision directory.
+  static let directoryVariable = "HYBRID_INFERENCE_ATTENTION_DIR"
+
+  /// `$HYBRID_INFERENCE_ATTENTION_DIR`, else `attention` in the set-up's cache.
+  static func defaultMachineDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    if let path = environment[directoryVariable], !path.isEmpty { return URL(fileURLWithPath: path) }
+    return URL(fileURLWithPath: DefaultModelLocation.cacheDirectory(environment: environment) + "/attention")
+  }
 
   /// The most bytes read from a decision file: 64 KiB.
   static let maximumFileBytes = 64 << 10
+
+  /// How long a process waits for another measuring the same machine's
+  /// decisions before it measures on its own.
+  static let lockPatience: Duration = .seconds(120)
+
+  /// Where this store keeps the machine's decisions; nil keeps them in the process only.
+  let machineDirectory: URL?
+
+  init(machineDirectory: URL? = nil) {
+    self.machineDirectory = machineDirectory
+  }
 
   /// What a decision depends on, as text (the file's name hashes it, the file holds it whole).
   struct Key: Hashable, Sendable {
@@ -48,11 +74,9 @@ final class AttentionCalibrationStore: Sendable {
         // Weights and KV cache on 2 MiB pages make every step faster
         // (`ModelMemory`); a decision timed on 4 KiB pages does not match.
         "weights and KV cache on 2 MiB pages \(pages)",
-        // The rules a decision was made under: one stored under other rules
-        // (attention alone, another margin, the weighted total alone, one
-        // setting for every depth, contexts without an answer's room, the
-        // slow-model check on the slower setting) does not match, and is
-        // measured again.
+        // The rule `AttentionCalibration.decide` follows, in words: a decision
+        // stored under another rule does not match, and is measured again.
+        // Whenever the rule changes, this line changes with it.
         "calibration steps in contexts with 256 cells of answer room, slow only when both settings are, on then off where the two cross, else off when clearly faster in all and at the worst depth",
       ].joined(separator: "\n")
     }
@@ -87,10 +111,10 @@ final class AttentionCalibrationStore: Sendable {
 
   private let memory = Locked(Memory())
 
-  /// The verdict for `key`. Without a directory: the process's, measured by
-  /// `calibrate()` once however many ask at once. With one: the decision
-  /// stored there, which wins over the process's (the directory's states were
-  /// keyed by it), else the process's, written there. Each (key, directory)
+  /// The verdict for `key`: with a prompt cache `directory`, the decision
+  /// stored there (its states were keyed by it); else this machine's, stored
+  /// or measured by `calibrate()` once however many ask at once, and written
+  /// to the machine's directory and to `directory`. Each (key, directory)
   /// pair is settled once, so later requests only take a lock.
   func verdict(
     for key: Key, directory: URL?, calibrate: @escaping @Sendable () async -> AttentionCalibration.Verdict
@@ -101,9 +125,10 @@ final class AttentionCalibrationStore: Sendable {
       memory.withLock { $0.settled[place] = stored }
       return stored
     }
+    let machine = machineDirectory
     let task = memory.withLock { memory in
       if let known = memory.measured[key] { return known }
-      let made = Task { await calibrate() }
+      let made = Task { await Self.machineVerdict(for: key, in: machine, calibrate: calibrate) }
       memory.measured[key] = made
       return made
     }
@@ -119,17 +144,29 @@ final class AttentionCalibrationStore: Sendable {
     return verdict
   }
 
+  /// The machine's verdict for `key`: the one stored in `directory`, else
+  /// measured and stored there, holding the directory's lock throughout so
+  /// that a process starting meanwhile reads it rather than measure again.
+  private static func machineVerdict(
+    for key: Key, in directory: URL?, calibrate: @Sendable () async -> AttentionCalibration.Verdict
+  ) async -> AttentionCalibration.Verdict {
+    guard let directory else { return await calibrate() }
+    let lock = await MachineLock.take(in: directory.path, patience: lockPatience)
+    defer { lock.map { close($0) } }
+    if let stored = stored(key: key, directory: directory) { return stored }
+    let verdict = await calibrate()
+    if !verdict.isTransient { store(verdict, key: key, directory: directory) }
+    return verdict
+  }
+
   /// The stored verdict for `key`, or nil when there is none or it is not one
   /// (too long, not JSON, another version or key).
   static func stored(key: Key, directory: URL) -> AttentionCalibration.Verdict? {
     let path = directory.appendingPathComponent(key.fileName).path
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-    guard descriptor >= 0 else { return nil }
+    guard let (descriptor, size) = try? PrivateFile.openOwn(path, maximumBytes: maximumFileBytes) else { return nil }
     defer { close(descriptor) }
-    var bytes = [UInt8](repeating: 0, count: maximumFileBytes + 1)
-    let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-    guard count > 0, count <= maximumFileBytes,
-      let record = try? JSONDecoder().decode(Record.self, from: Data(bytes.prefix(count))),
+    guard size > 0, let bytes = PrivateFile.read(descriptor, at: 0, count: size),
+      let record = try? JSONDecoder().decode(Record.self, from: Data(bytes)),
       record.version == 1, record.key == key.text, record.reason.utf8.count <= 4096,
       record.offFromDepth.map({ $0 > 0 && record.flash == true }) ?? true
     else { return nil }
@@ -137,21 +174,12 @@ final class AttentionCalibrationStore: Sendable {
       flash: record.flash, reason: "\(record.reason), stored", offFromDepth: record.offFromDepth)
   }
 
-  /// Writes `verdict` for `key` into `directory` (made 0700 if missing), as a
-  /// 0600 file renamed into place; gives up silently, since the only cost of
-  /// a missing file is a calibration in the next process.
+  /// Writes `verdict` for `key` into `directory` (made 0700 if missing) as
+  /// `PrivateFile` writes; gives up silently, since the only cost of a
+  /// missing file is a calibration in the next process.
   static func store(_ verdict: AttentionCalibration.Verdict, key: Key, directory: URL) {
     let record = Record(key: key.text, flash: verdict.flash, reason: verdict.reason, offFromDepth: verdict.offFromDepth)
-    guard let data = try? JSONEncoder().encode(record),
-      (try? FileManager.default.createDirectory(
-        at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil
-    else { return }
-    let path = directory.appendingPathComponent(key.fileName).path
-    let temp = directory.appendingPathComponent(".\(key.fileName).\(getpid()).tmp").path
-    let descriptor = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard descriptor >= 0 else { return }
-    let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == data.count
-    close(descriptor)
-    if !written || rename(temp, path) != 0 { unlink(temp) }
+    guard let data = try? JSONEncoder().encode(record) else { return }
+    try? PrivateFile.save(Array(data), to: directory.appendingPathComponent(key.fileName).path)
   }
 }

@@ -140,4 +140,38 @@ final class PlantedLinkTests: XCTestCase {
       on: local, options: greedy)
     assertVictimUnchanged(victim)
   }
+
+  // MARK: The attention decisions
+
+  private func key() throws -> AttentionCalibrationStore.Key {
+    let shape = try XCTUnwrap(
+      AttentionCalibrationGraph.Shape(layers: 2, heads: 4, kvHeads: 2, headSize: 16, kvType: GGML_TYPE_F16))
+    let model = try ModelFingerprint(
+      path: "/planted-\(UUID().uuidString)", identity: XCTUnwrap(FileIdentity.of(path: "/")), descriptor: -1)
+    return AttentionCalibrationStore.Key(model: model, shape: shape, threads: 2, depths: [0, 256])
+  }
+
+  /// The decision file's name, the temporary names a writer could guess,
+  /// and `.lock`, in the machine's directory and in a prompt cache's.
+  func testAttentionDecisions_writeNoFileThroughALink_andAre0600() async throws {
+    let victim = try makeVictim()
+    for hard in [false, true] {
+      let key = try key()
+      let machine = root.appendingPathComponent("machine-\(hard)")
+      let cache = root.appendingPathComponent("cache-\(hard)")
+      let names = [key.fileName, ".\(key.fileName).\(getpid()).tmp", ".lock"]
+      try plant(names, in: machine.path, to: victim, hard: hard)
+      try plant(names, in: cache.path, to: victim, hard: hard)
+      let store = AttentionCalibrationStore(machineDirectory: machine)
+      let verdict = await store.verdict(for: key, directory: cache) {
+        AttentionCalibration.Verdict(flash: false, reason: "off (measured)")
+      }
+      XCTAssertEqual(verdict.flash, false)
+      assertVictimUnchanged(victim)
+      for directory in [machine, cache] {
+        assertPrivateRegularFile(directory.appendingPathComponent(key.fileName).path)
+        XCTAssertEqual(AttentionCalibrationStore.stored(key: key, directory: directory)?.flash, false, "\(directory)")
+      }
+    }
+  }
 }
