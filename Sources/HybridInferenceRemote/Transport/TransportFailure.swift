@@ -13,4 +13,9 @@ enum TransportFailure: Error, Sendable, Equatable {
   /// LF or NUL: sent, it would write headers (or requests) of its own.
   /// Nothing was sent. Only the name is kept: the value may be a key.
   case invalidRequestHeader(name: String)
+  /// The server answered with bytes that are not an HTTP/1.1 response (a
+  /// status line, a header, a chunk size or a `Content-Length` that cannot
+  /// be read; `reason` says which, in a few words). The server was reached
+  /// and answered, so this is neither offline nor a lost connection.
+  case malformedResponse(reason: String)
 }

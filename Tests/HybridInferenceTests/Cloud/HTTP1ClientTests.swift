@@ -71,9 +71,25 @@ final class HTTP1ClientTests: XCTestCase {
     XCTAssertEqual(closing.stats.withLock(\.connections), 3)
   }
 
-  func testStaleReusedConnection_isRetriedOnceOnANewOne_withoutASecondConnectedEvent() async throws {
+  func testStaleReusedConnection_isRetriedOnceOnANewOne_forAGET_withoutASecondConnectedEvent() async throws {
     // The first connection answers once, then closes when the second request
-    // arrives (as a server does whose idle timer fired as it went out).
+    // arrives (as a server does whose idle timer fired as it went out). A
+    // GET may go again: it runs nothing.
+    let server = try ScriptedHTTPServer { connection, request, _ in
+      connection == 0 && request == 1 ? .close : .send(Self.ok)
+    }
+    defer { server.stop() }
+    let transport = HTTPTransport()
+    _ = await Self.run(transport, try server.url())
+    let second = await Self.run(transport, try server.url())
+    XCTAssertNil(second.error)
+    XCTAssertEqual(second.body, Data("ok".utf8))
+    XCTAssertEqual(second.connectedEvents, 1)
+    XCTAssertEqual(server.stats.withLock(\.connections), 2)
+    XCTAssertEqual(server.stats.withLock(\.requests).count, 3)
+  }
+
+  func testAPOSTOnAReusedConnectionClosedAfterTheServerReadIt_isNotSentAgain() async throws {
     let server = try ScriptedHTTPServer { connection, request, _ in
       connection == 0 && request == 1 ? .close : .send(Self.ok)
     }
@@ -81,11 +97,10 @@ final class HTTP1ClientTests: XCTestCase {
     let transport = HTTPTransport()
     _ = await Self.run(transport, try server.url())
     let second = await Self.run(transport, try server.url(), method: "POST", body: Data("{}".utf8))
-    XCTAssertNil(second.error)
-    XCTAssertEqual(second.body, Data("ok".utf8))
-    XCTAssertEqual(second.connectedEvents, 1)
-    XCTAssertEqual(server.stats.withLock(\.connections), 2)
-    XCTAssertEqual(server.stats.withLock(\.requests).count, 3)
+    XCTAssertEqual((second.error as? URLError)?.code, .badServerResponse)
+    XCTAssertEqual(second.connectedEvents, 1, "connected: the request went out")
+    XCTAssertEqual(server.stats.withLock(\.connections), 1)
+    XCTAssertEqual(server.stats.withLock(\.requests).count, 2, "a generation is never sent twice")
   }
 
   func testAFreshConnectionClosedBeforeAnswering_isNotRetried() async throws {
@@ -251,20 +266,32 @@ final class HTTP1ClientTests: XCTestCase {
     }
   }
 
-  func testHostileResponses_endInURLErrors_andChunkedBodiesArrive() async throws {
-    let replies: [(String, URLError.Code?)] = [
-      ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", nil),
-      ("HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\nok", .badServerResponse),
-      ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFFF\r\n", .badServerResponse),
-      ("NOT HTTP AT ALL\r\n\r\n", .badServerResponse),
-      ("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", .networkConnectionLost),
+  func testHostileResponses_endInTypedErrors_andChunkedBodiesArrive() async throws {
+    enum Expected {
+      case body
+      case malformed(HTTP1ParseError)
+      case url(URLError.Code)
+    }
+    let replies: [(String, Expected)] = [
+      ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", .body),
+      ("HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\nok", .malformed(.invalidContentLength)),
+      ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFFF\r\n", .malformed(.invalidChunkSize)),
+      ("NOT HTTP AT ALL\r\n\r\n", .malformed(.malformedStatusLine)),
+      ("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", .url(.networkConnectionLost)),
     ]
     for (reply, expected) in replies {
       let server = try ScriptedHTTPServer { _, _, _ in .send(reply, close: true) }
       defer { server.stop() }
       let outcome = await Self.run(HTTPTransport(), try server.url())
-      XCTAssertEqual((outcome.error as? URLError)?.code, expected, reply)
-      if expected == nil { XCTAssertEqual(outcome.body, Data("ok".utf8)) }
+      switch expected {
+      case .body:
+        XCTAssertNil(outcome.error, reply)
+        XCTAssertEqual(outcome.body, Data("ok".utf8))
+      case .malformed(let parse):
+        XCTAssertEqual(outcome.error as? TransportFailure, .malformedResponse(reason: parse.reason), reply)
+      case .url(let code):
+        XCTAssertEqual((outcome.error as? URLError)?.code, code, reply)
+      }
     }
   }
 

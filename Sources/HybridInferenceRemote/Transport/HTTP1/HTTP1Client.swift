@@ -24,7 +24,9 @@ import HybridInferenceCore
 package final class HTTP1Client: Sendable {
   /// How long an idle connection stays open when the server did not say
   /// (`Keep-Alive: timeout=`): servers close theirs after 5 s (llama-server)
-  /// to a few minutes, and a stale one costs a retry, not a failure.
+  /// to a few minutes. A stale one whose close is seen before the write
+  /// costs a new connection; one the server closes as a POST goes out costs
+  /// that request an error (`HTTP1Exchange.mayResend`).
   static let defaultIdleTimeout: Duration = .seconds(30)
   /// The bytes one `recv` may take; a streamed event is far smaller, a
   /// unary body arrives in a few reads.

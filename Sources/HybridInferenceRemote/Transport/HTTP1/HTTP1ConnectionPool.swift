@@ -64,7 +64,7 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
       _ = waiter.wakeUp.wait(timeout: .now() + .milliseconds(Int(slice / .milliseconds(1)) + 1))
       lock.lock()
       defer { lock.unlock() }
-      if let lease = waiter.lease { return lease }
+      if let lease = waiter.lease { return Self.stillUsable(lease) }
       // A slot freed by a sweep or a close goes to the first in line.
       if waiters.first === waiter, let lease = takeLocked() {
         waiters.removeFirst()
@@ -75,6 +75,16 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
         throw URLError(isCancelled() ? .cancelled : .timedOut)
       }
     }
+  }
+
+  /// `lease` as handed over by `release`, or the slot alone (its
+  /// connection closed) when the server has closed that connection since:
+  /// a request is written only on a connection not seen closed, as
+  /// `takeLocked` checks the idle ones (`HTTP1Exchange.mayResend` says why).
+  private static func stillUsable(_ lease: Lease) -> Lease {
+    guard let socket = lease.socket, !socket.isUsableWhenIdle else { return lease }
+    socket.close()
+    return Lease(socket: nil)
   }
 
   /// An idle connection now, or nil (none idle, or requests already wait

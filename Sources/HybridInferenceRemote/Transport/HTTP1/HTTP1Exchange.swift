@@ -41,7 +41,7 @@ final class HTTP1Exchange: @unchecked Sendable {
   }
 
   /// One try at the request: the first, a redirect's, or the same request
-  /// again on a new connection after a stale one.
+  /// again on a new connection after a stale one (`mayResend` says when).
   struct Attempt {
     let request: URLRequest
     let redirects: Int
@@ -80,9 +80,9 @@ final class HTTP1Exchange: @unchecked Sendable {
   private var early: Early?
 
   /// A request written from the caller's thread: the connection, the
-  /// request's bytes, and how many went out. When the peer was gone that is
-  /// 0: the exchange thread's write then fails as on any stale connection,
-  /// and the request goes once more on a new one.
+  /// request's bytes, and how many went out. When the peer was gone before
+  /// the first byte that is 0: the exchange thread's write then fails as on
+  /// any stale connection, and the request goes once more on a new one.
   private struct Early {
     let pool: HTTP1ConnectionPool
     let socket: HTTP1Socket
@@ -200,7 +200,9 @@ final class HTTP1Exchange: @unchecked Sendable {
     attach(socket)
     connectedSent = true
     continuation.yield(.connected)
-    early = Early(pool: pool, socket: socket, bytes: bytes, sent: socket.writeAvailable(bytes, from: 0) ?? 0)
+    var sent = 0
+    _ = socket.writeAvailable(bytes, from: &sent)
+    early = Early(pool: pool, socket: socket, bytes: bytes, sent: sent)
   }
 
   /// Ends the exchange whose thread the OS refused, instead of `run()`:
@@ -255,7 +257,7 @@ final class HTTP1Exchange: @unchecked Sendable {
 
   /// Writes `attempt`'s request on a connection of its origin's pool and
   /// returns the reading of its response; a reused connection that turns
-  /// out stale (the write fails) is replaced once.
+  /// out stale (the write fails) is replaced once, when `mayResend` allows.
   private func send(_ attempt: Attempt) throws -> HTTP1Reading {
     let request = attempt.request
     guard let url = request.url, let origin = Origin(url), origin.scheme == "http" else {
@@ -297,14 +299,18 @@ final class HTTP1Exchange: @unchecked Sendable {
           continuation.yield(.connected)
         }
         do {
-          try connection.write(bytes, from: sent, until: deadline) { isCancelled }
+          try connection.write(bytes, from: &sent, until: deadline) { isCancelled }
           return HTTP1Reading(
             exchange: self, attempt: attempt, pool: pool, connection: connection, opened: opened,
             mayRetry: mayRetry)
-        } catch  where mayRetry && !isCancelled && Self.isStale(error) {
+        } catch
+          where mayRetry && !isCancelled && Self.isStale(error)
+          && Self.mayResend(request, afterWriting: sent > 0)
+        {
           // The server closed the idle connection as the request went out
-          // (llama-server does after 5 s): nothing was answered, so the
-          // request goes again on a new connection, once.
+          // (llama-server does after 5 s), before any byte of it (or the
+          // request is idempotent): the request goes again on a new
+          // connection, once.
           _ = detach()
           connection.close()
           (socket, mayRetry, sent) = (nil, false, 0)
@@ -316,6 +322,24 @@ final class HTTP1Exchange: @unchecked Sendable {
       pool.release(nil, reusable: false)
       throw error
     }
+  }
+
+  /// Whether a request whose reused connection failed before any byte of
+  /// answer may go again on a new one.
+  ///
+  /// Only what provably never reached the server may, whatever its method:
+  /// no byte of it went out (the write failed at once, the peer's close
+  /// already there; a close seen before the write never gets this far,
+  /// `HTTP1Socket.isUsableWhenIdle`). Once a byte went out, the server may
+  /// have read the whole request and run it before closing, so only an
+  /// idempotent method (RFC 9110 §9.2.2: GET, HEAD, OPTIONS, TRACE, PUT,
+  /// DELETE) goes again (RFC 9112 §9.3.1). A POST, every generation, ends
+  /// with the connection's failure instead: the retry loop then knows the
+  /// request may have reached the server (`connectionLost`) and never sends
+  /// a generation twice.
+  static func mayResend(_ request: URLRequest, afterWriting wroteAny: Bool) -> Bool {
+    guard wroteAny else { return true }
+    return ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(request.httpMethod ?? "GET")
   }
 
   /// Whether `error` is what a connection the server had closed gives.
@@ -331,7 +355,9 @@ final class HTTP1Exchange: @unchecked Sendable {
     guard [301, 302, 303, 307, 308].contains(head.statusCode), let location = head.value("Location"),
       let from = request.url
     else { return nil }
-    guard let to = URL(string: location, relativeTo: from)?.absoluteURL else { throw URLError(.badServerResponse) }
+    guard let to = URL(string: location, relativeTo: from)?.absoluteURL else {
+      throw TransportFailure.malformedResponse(reason: "a redirect's Location is not a URL")
+    }
     guard client.redirectPolicy.allows(from: from, to: to) else {
       throw RedirectPolicy.refusal(from: from, to: to)
     }
@@ -341,15 +367,21 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// The error the stream ends with, in the codes URLSession would use:
   /// the deadline once connected is `TransportFailure.deadlineExceeded`, a
   /// close before any response byte `.badServerResponse`, a truncated
-  /// response `.networkConnectionLost`, a malformed one `.badServerResponse`;
-  /// failing URLs reduced to their origin.
+  /// response `.networkConnectionLost`; failing URLs reduced to their
+  /// origin. A malformed response is `TransportFailure.malformedResponse`,
+  /// not a `URLError`: the server answered, and only a failure of the
+  /// connection itself may read as a lost connection or as offline.
   func transportError(_ error: any Error, url: URL?) -> any Error {
     let code: URLError.Code
     switch error {
     case let failure as TransportFailure:
       return failure
+    case HTTP1ParseError.truncated:
+      code = .networkConnectionLost
+    case HTTP1ParseError.closedBeforeResponse:
+      code = .badServerResponse
     case let parse as HTTP1ParseError:
-      code = parse == .truncated ? .networkConnectionLost : .badServerResponse
+      return TransportFailure.malformedResponse(reason: parse.reason)
     case let urlError as URLError:
       if urlError.code == .timedOut, connectedSent { return TransportFailure.deadlineExceeded }
       code = isCancelled ? .cancelled : urlError.code

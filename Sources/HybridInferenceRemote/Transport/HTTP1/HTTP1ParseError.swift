@@ -1,8 +1,10 @@
 import Foundation
 
 /// Why a response could not be read: every malformed byte sequence ends in
-/// one of these (the transport reports it as `URLError(.badServerResponse)`),
-/// never in a trap.
+/// one of these, never in a trap. The transport reports a malformed one as
+/// `TransportFailure.malformedResponse` (the server answered, wrongly: not a
+/// lost connection, never offline) and the two that are the connection
+/// ending, `closedBeforeResponse` and `truncated`, in URLSession's codes.
 enum HTTP1ParseError: Error, Equatable, Sendable {
   /// The head (status line and headers) passed `HTTP1Limits.maximumHeadBytes`.
   case headTooLarge
@@ -19,6 +21,10 @@ enum HTTP1ParseError: Error, Equatable, Sendable {
   case invalidContentLength
   /// A `Transfer-Encoding` other than `chunked`, which was never asked for.
   case unsupportedTransferEncoding
+  /// Both `Transfer-Encoding` and `Content-Length`: which one frames the
+  /// body is the classic smuggling ambiguity (RFC 9112 §6.3 says to treat
+  /// it as an error), so neither is trusted.
+  case conflictingFraming
   /// A chunk size line that is not hex, or overflows.
   case invalidChunkSize
   /// A chunk's data not followed by CRLF.
@@ -29,6 +35,27 @@ enum HTTP1ParseError: Error, Equatable, Sendable {
   case closedBeforeResponse
   /// The connection ended inside the head or before the body's framed end.
   case truncated
+}
+
+extension HTTP1ParseError {
+  /// A few words on what was wrong, for `HybridInferenceError.malformedResponse`.
+  var reason: String {
+    switch self {
+    case .headTooLarge: "the response head is over \(HTTP1Limits.maximumHeadBytes) bytes"
+    case .tooManyHeaderFields: "more than \(HTTP1Limits.maximumHeaderFields) header fields"
+    case .lineTooLong: "a head or chunk line is over its limit"
+    case .malformedStatusLine: "the status line is not HTTP/1.x"
+    case .malformedHeader: "a header line is malformed"
+    case .invalidContentLength: "Content-Length is not one number"
+    case .unsupportedTransferEncoding: "a Transfer-Encoding other than chunked"
+    case .conflictingFraming: "both Transfer-Encoding and Content-Length"
+    case .invalidChunkSize: "a chunk size is not a hexadecimal number that fits"
+    case .malformedChunk: "a chunk's data is not followed by CRLF"
+    case .unexpectedUpgrade: "an unrequested 101 Switching Protocols"
+    case .closedBeforeResponse: "the connection closed before any response"
+    case .truncated: "the connection closed inside the response"
+    }
+  }
 }
 
 /// The limits that keep a hostile response's memory bounded.

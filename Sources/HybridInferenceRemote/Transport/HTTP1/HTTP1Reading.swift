@@ -20,9 +20,10 @@ import HybridInferenceCore
 /// How it ends (`end`, after the poller has let go of the descriptor): a
 /// whole response gives its connection back to the pool, reusable when the
 /// server allows; a redirect or a stale connection (a reused one closed
-/// before any byte of answer) goes on from the exchange's side on a new
-/// thread, which connects; anything else closes the connection and ends the
-/// stream with the exchange's typed error.
+/// before any byte of answer, for an idempotent request only) goes on from
+/// the exchange's side on a new thread, which connects; anything else
+/// closes the connection and ends the stream with the exchange's typed
+/// error.
 ///
 /// `@unchecked Sendable`: made on the thread that wrote the request and
 /// handed to the poller under its lock; from then on only the poller's
@@ -40,7 +41,8 @@ final class HTTP1Reading: @unchecked Sendable {
   private let pool: HTTP1ConnectionPool
   private let connection: HTTP1Socket
   /// Whether a stale connection may be replaced: it was reused, and this
-  /// request has not been sent again already.
+  /// request has not been sent again already (and then only an idempotent
+  /// one, `HTTP1Exchange.mayResend`).
   private let mayRetry: Bool
   private var parser: HTTP1ResponseParser
   /// Counted in the pool while this request, on a connection it opened,
@@ -142,10 +144,12 @@ final class HTTP1Reading: @unchecked Sendable {
       releaseConnection()
       exchange.follow(next, after: attempt)
     case .failed(let error)
-    where mayRetry && !parser.receivedAnyByte && !exchange.isCancelled && HTTP1Exchange.isStale(error):
-      // The server closed the idle connection as the request went out
-      // (llama-server does after 5 s): nothing was answered, so the request
-      // goes again on a new connection, once, in the slot it holds.
+    where mayRetry && !parser.receivedAnyByte && !exchange.isCancelled && HTTP1Exchange.isStale(error)
+      && HTTP1Exchange.mayResend(attempt.request, afterWriting: true):
+      // The server closed the idle connection without answering after the
+      // whole request went out: it may have read and run it, so only an
+      // idempotent request goes again on a new connection, once, in the
+      // slot it holds; a POST ends with the failure (`mayResend`).
       _ = exchange.detach()
       connection.close()
       exchange.resume(attempt.again())

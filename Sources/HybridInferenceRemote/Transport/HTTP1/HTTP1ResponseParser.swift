@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Framing follows RFC 9112 §6.3: no body for a HEAD request, 1xx, 204 and
 /// 304; `Transfer-Encoding: chunked` (size lines overflow-checked, extensions
-/// skipped, trailers read and dropped); else `Content-Length` (repeated
-/// values must agree); else the body runs until the server closes. Interim
+/// skipped, trailers read and dropped; with a `Content-Length` beside it, an
+/// error); else `Content-Length` (repeated values must agree); else the body
+/// runs until the server closes. Interim
 /// 1xx heads are skipped. Only the current line of a head or chunk frame is
 /// held, within `HTTP1Limits`; body bytes are handed on as they come.
 struct HTTP1ResponseParser {
@@ -210,6 +211,9 @@ struct HTTP1ResponseParser {
     if isHeadRequest || status.code == 204 || status.code == 304 {
       state = .done
     } else if try head.isChunked() {
+      guard !head.fields.contains(where: { HTTP1ResponseHead.sameToken($0.name, "Content-Length") }) else {
+        throw .conflictingFraming
+      }
       state = .chunkSize
     } else if let length = try head.contentLength() {
       state = length == 0 ? .done : .fixed(remaining: length)

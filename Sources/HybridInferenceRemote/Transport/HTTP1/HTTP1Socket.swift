@@ -132,39 +132,39 @@ final class HTTP1Socket: @unchecked Sendable {
   }
 
   /// Writes what the socket takes of `bytes` from `offset` without waiting
-  /// for room; returns the offset reached, or nil when the peer is gone.
-  func writeAvailable(_ bytes: [UInt8], from offset: Int) -> Int? {
-    var offset = offset
+  /// for room, moving `offset` past what went out; false when the peer is
+  /// gone (`offset` then still says how much went out before).
+  func writeAvailable(_ bytes: [UInt8], from offset: inout Int) -> Bool {
     while offset < bytes.count {
+      let start = offset
       let written = bytes.withUnsafeBytes { buffer in
-        send(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, noSignal)
+        send(descriptor, buffer.baseAddress.map { $0 + start }, buffer.count - start, noSignal)
       }
       if written > 0 {
         offset += written
       } else if written < 0, errno == EINTR {
         continue
       } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-        return offset
+        return true
       } else {
-        return nil
+        return false
       }
     }
-    return offset
+    return true
   }
 
-  /// Writes all of `bytes` from `offset`, waiting for room as needed.
+  /// Writes all of `bytes` from `offset`, waiting for room as needed; on
+  /// return or throw, `offset` says how much went out.
   /// - Throws: `URLError(.networkConnectionLost)` when the peer is gone,
   ///   `.timedOut`, `.cancelled`.
   func write(
-    _ bytes: [UInt8], from offset: Int = 0, until deadline: ContinuousClock.Instant, isCancelled: () -> Bool
+    _ bytes: [UInt8], from offset: inout Int, until deadline: ContinuousClock.Instant, isCancelled: () -> Bool
   ) throws(URLError) {
-    var offset = offset
     while true {
-      guard let reached = writeAvailable(bytes, from: offset) else {
+      guard writeAvailable(bytes, from: &offset) else {
         throw isCancelled() ? URLError(.cancelled) : URLError(.networkConnectionLost)
       }
-      if reached >= bytes.count { return }
-      offset = reached
+      if offset >= bytes.count { return }
       try wait(for: Int16(POLLOUT), until: deadline, isCancelled: isCancelled)
     }
   }

@@ -17,6 +17,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
   enum Reply: Sendable {
     /// Writes the bytes; closes the connection after them when `close`.
     case send(String, close: Bool = false)
+    /// Writes each part in turn, 100 ms apart (so that the client reads
+    /// them apart), then closes the connection.
+    case sendParts([String])
     /// Writes the bytes, then waits up to 10 s for the client to hang up.
     case sendAndHold(String)
     /// Closes the connection without answering.
@@ -169,6 +172,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         var byte: UInt8 = 0
         if poll(&poller, 1, 10_000) == 1, recv(connection, &byte, 1, 0) <= 0 {
           stats.withLock { $0.hangUpsSeen += 1 }
+        }
+        return
+      case .sendParts(let parts):
+        for (index, part) in parts.enumerated() {
+          if index > 0 { Thread.sleep(forTimeInterval: 0.1) }
+          writeAll(connection, Array(part.utf8))
         }
         return
       case .close:
