@@ -50,17 +50,23 @@ package struct RemoteCall: Sendable {
   /// refused one (the provider asked again, or the one a concurrent request
   /// already got). A 401 comes before any content, so nothing was delivered
   /// and the request had not run. A second 401 is thrown as it is.
+  ///
+  /// Getting a token counts against the call's `deadline`: a provider that
+  /// never returns ends the call with `.timedOut` at the deadline, as a
+  /// server that never answers would, rather than holding it for good.
   private func signed<Value>(
-    _ request: URLRequest, _ exchange: (URLRequest) async throws -> Value
+    _ request: URLRequest, deadline: ContinuousClock.Instant, _ exchange: (URLRequest) async throws -> Value
   ) async throws -> Value {
     guard let authorizer else { return try await exchange(request) }
+    let timedOut = HybridInferenceError.timedOut(options.timeout)
     var first = request
-    let grant = try await authorizer.sign(&first)
+    let grant = try await authorizer.sign(&first, deadline: deadline, timedOut: timedOut)
     do {
       return try await exchange(first)
     } catch HybridInferenceError.cloudAPI(let error) where error.httpStatus == 401 {
       var again = request
-      guard try await authorizer.resign(&again, refused: grant) != nil else {
+      guard try await authorizer.resign(&again, refused: grant, deadline: deadline, timedOut: timedOut) != nil
+      else {
         throw HybridInferenceError.cloudAPI(error)
       }
       return try await exchange(again)
@@ -83,7 +89,7 @@ package struct RemoteCall: Sendable {
   /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
   /// stops the exchange (whatever the status) with `.responseTooLarge`.
   package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
-    try await signed(request) { try await unsigned($0, deadline: deadline) }
+    try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline) }
   }
 
   private func unsigned(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
@@ -111,7 +117,7 @@ package struct RemoteCall: Sendable {
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
   ) async throws {
-    try await signed(request) { try await unsigned($0, deadline: deadline, handle: handle) }
+    try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline, handle: handle) }
   }
 
   private func unsigned(

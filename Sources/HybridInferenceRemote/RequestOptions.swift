@@ -6,11 +6,15 @@ import HybridInferenceCore
 /// from a desktop or server.
 public struct RequestOptions: Sendable, Hashable {
   /// The longest one call may take, every attempt and every wait between
-  /// retries included; for a stream, until its last event.
+  /// retries included, getting a bearer token from the credential's
+  /// provider too; for a stream, until its last event.
   ///
   /// Ran out once the request was on its way: `HybridInferenceError.timedOut`,
   /// whether or not the server had answered anything. The server was
   /// reached, so slow is not offline and a prefer-cloud hybrid throws it.
+  /// Ran out while the provider (or the metadata server) was still getting
+  /// the token: `.timedOut` too, nothing sent, and the provider's call is
+  /// cancelled unless another request still waits for the same token.
   public var timeout: Duration
   /// How long connecting (DNS, TCP and TLS) may take before the request is
   /// on its way; exceeding it is `HybridInferenceError.offline`.

@@ -35,6 +35,8 @@ public enum HybridInferenceError: Error, Sendable {
   /// The request was sent but the exchange did not end within
   /// `RequestOptions.timeout` (the limit is attached): the server was reached
   /// and is slow, so this is not `offline` and a prefer-cloud hybrid throws it.
+  /// Also a bearer token that did not come within that time (nothing sent):
+  /// a hung credential is not being offline either.
   case timedOut(Duration)
   /// The connection was made and the request sent, then the connection was
   /// reset or closed before the response was complete. The server was
