@@ -111,12 +111,18 @@ package struct RemoteCall: Sendable {
   /// One streamed exchange: each SSE event of a 2xx body goes to `handle`
   /// as soon as it has been read off the socket (the last one once the body
   /// has ended); a non-2xx response is read whole (bounded) and thrown as
-  /// `apiError`. An event over `RequestOptions.maximumEventBytes` is
-  /// `.responseTooLarge`.
+  /// `apiError`. An event over `RequestOptions.maximumEventBytes`, or a body
+  /// over `RequestOptions.maximumStreamedResponseBytes` in all, is
+  /// `.responseTooLarge`, and the exchange is cancelled, which closes its
+  /// connection.
   package func stream(
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
   ) async throws {
+    let limit = options.maximumStreamedResponseBytes
+    guard limit > 0 else {
+      throw HybridInferenceError.invalidOptions("RequestOptions.maximumStreamedResponseBytes must be > 0, got \(limit)")
+    }
     try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline, handle: handle) }
   }
 
@@ -125,8 +131,14 @@ package struct RemoteCall: Sendable {
   ) async throws {
     var parser = SSEParser(maximumEventBytes: options.maximumEventBytes)
     var errorBody = Data()
+    // The body's bytes as they arrive, framing included: the count is what
+    // the process took in, whatever the events hold, and it needs no parsing.
+    var streamed = 0
+    let limit = options.maximumStreamedResponseBytes
     let head = try await run(request, deadline: deadline) { head, data in
       if (200..<300).contains(head.statusCode) {
+        guard data.count <= limit - streamed else { throw HybridInferenceError.responseTooLarge(limit: limit) }
+        streamed += data.count
         for event in try Self.feed(&parser, data) { try handle(event) }
       } else {
         let limit = options.maximumResponseBytes

@@ -73,9 +73,11 @@ public enum HybridInferenceError: Error, Sendable {
   case responseTruncated(response: GenerateContentResponse)
   /// The server's reply could not be understood.
   case malformedResponse(String)
-  /// A response body or a single stream event was longer than its limit
-  /// (`RequestOptions.maximumResponseBytes` or `maximumEventBytes`, attached,
-  /// in bytes). Reading stopped there, so memory stays bounded; not retried.
+  /// A response body, a single stream event or a whole streamed answer was
+  /// longer than its limit (`RequestOptions.maximumResponseBytes`,
+  /// `maximumEventBytes` or `maximumStreamedResponseBytes`, attached, in
+  /// bytes). Reading stopped there and the connection was closed, so memory
+  /// stays bounded; not retried.
   case responseTooLarge(limit: Int)
   /// The model file is not a usable GGUF file.
   case invalidModelFile(path: String, reason: String)
