@@ -39,7 +39,7 @@ class CloudStreamSizeTests: CloudTestCase {
     for (behaviour, limit) in Self.floods {
       let name = "fault-flood~\(behaviour)~\(uniqueID())"
       // The deadline is far beyond the time each flood takes to pass its
-      // limit: reaching it would be the old unbounded stream.
+      // limit: reaching it would mean the stream had no bound.
       let (outcome, growth) = await peakResidentGrowth {
         await guardedRun(.seconds(60), stream(name, options(limit: limit, timeout: .seconds(15))))
       }
