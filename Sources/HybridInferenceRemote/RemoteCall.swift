@@ -50,17 +50,23 @@ package struct RemoteCall: Sendable {
   /// refused one (the provider asked again, or the one a concurrent request
   /// already got). A 401 comes before any content, so nothing was delivered
   /// and the request had not run. A second 401 is thrown as it is.
+  ///
+  /// Getting a token counts against the call's `deadline`: a provider that
+  /// never returns ends the call with `.timedOut` at the deadline, as a
+  /// server that never answers would, rather than holding it for good.
   private func signed<Value>(
-    _ request: URLRequest, _ exchange: (URLRequest) async throws -> Value
+    _ request: URLRequest, deadline: ContinuousClock.Instant, _ exchange: (URLRequest) async throws -> Value
   ) async throws -> Value {
     guard let authorizer else { return try await exchange(request) }
+    let timedOut = HybridInferenceError.timedOut(options.timeout)
     var first = request
-    let grant = try await authorizer.sign(&first)
+    let grant = try await authorizer.sign(&first, deadline: deadline, timedOut: timedOut)
     do {
       return try await exchange(first)
     } catch HybridInferenceError.cloudAPI(let error) where error.httpStatus == 401 {
       var again = request
-      guard try await authorizer.resign(&again, refused: grant) != nil else {
+      guard try await authorizer.resign(&again, refused: grant, deadline: deadline, timedOut: timedOut) != nil
+      else {
         throw HybridInferenceError.cloudAPI(error)
       }
       return try await exchange(again)
@@ -83,7 +89,7 @@ package struct RemoteCall: Sendable {
   /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
   /// stops the exchange (whatever the status) with `.responseTooLarge`.
   package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
-    try await signed(request) { try await unsigned($0, deadline: deadline) }
+    try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline) }
   }
 
   private func unsigned(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
@@ -105,13 +111,19 @@ package struct RemoteCall: Sendable {
   /// One streamed exchange: each SSE event of a 2xx body goes to `handle`
   /// as soon as it has been read off the socket (the last one once the body
   /// has ended); a non-2xx response is read whole (bounded) and thrown as
-  /// `apiError`. An event over `RequestOptions.maximumEventBytes` is
-  /// `.responseTooLarge`.
+  /// `apiError`. An event over `RequestOptions.maximumEventBytes`, or a body
+  /// over `RequestOptions.maximumStreamedResponseBytes` in all, is
+  /// `.responseTooLarge`, and the exchange is cancelled, which closes its
+  /// connection.
   package func stream(
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
   ) async throws {
-    try await signed(request) { try await unsigned($0, deadline: deadline, handle: handle) }
+    let limit = options.maximumStreamedResponseBytes
+    guard limit > 0 else {
+      throw HybridInferenceError.invalidOptions("RequestOptions.maximumStreamedResponseBytes must be > 0, got \(limit)")
+    }
+    try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline, handle: handle) }
   }
 
   private func unsigned(
@@ -119,8 +131,14 @@ package struct RemoteCall: Sendable {
   ) async throws {
     var parser = SSEParser(maximumEventBytes: options.maximumEventBytes)
     var errorBody = Data()
+    // The body's bytes as they arrive, framing included: the count is what
+    // the process took in, whatever the events hold, and it needs no parsing.
+    var streamed = 0
+    let limit = options.maximumStreamedResponseBytes
     let head = try await run(request, deadline: deadline) { head, data in
       if (200..<300).contains(head.statusCode) {
+        guard data.count <= limit - streamed else { throw HybridInferenceError.responseTooLarge(limit: limit) }
+        streamed += data.count
         for event in try Self.feed(&parser, data) { try handle(event) }
       } else {
         let limit = options.maximumResponseBytes

@@ -6,11 +6,15 @@ import HybridInferenceCore
 /// from a desktop or server.
 public struct RequestOptions: Sendable, Hashable {
   /// The longest one call may take, every attempt and every wait between
-  /// retries included; for a stream, until its last event.
+  /// retries included, getting a bearer token from the credential's
+  /// provider too; for a stream, until its last event.
   ///
   /// Ran out once the request was on its way: `HybridInferenceError.timedOut`,
   /// whether or not the server had answered anything. The server was
   /// reached, so slow is not offline and a prefer-cloud hybrid throws it.
+  /// Ran out while the provider (or the metadata server) was still getting
+  /// the token: `.timedOut` too, nothing sent, and the provider's call is
+  /// cancelled unless another request still waits for the same token.
   public var timeout: Duration
   /// How long connecting (DNS, TCP and TLS) may take before the request is
   /// on its way; exceeding it is `HybridInferenceError.offline`.
@@ -39,10 +43,21 @@ public struct RequestOptions: Sendable, Hashable {
   /// The largest single event of a stream, in bytes; a longer one ends the
   /// stream with `HybridInferenceError.responseTooLarge`.
   ///
-  /// A stream as a whole has no size limit (only the deadline), since each
-  /// event is parsed and handed on as it ends; one event, though, is held
-  /// until its end, so it is bounded like a unary body.
+  /// One event is held until its end, so it is bounded like a unary body;
+  /// the stream as a whole is bounded by `maximumStreamedResponseBytes`.
   public var maximumEventBytes: Int
+  /// The most bytes a streamed answer's body may have, summed over all its
+  /// events (their SSE framing included, as the body arrives, after any
+  /// content decoding); the first byte past it ends the stream with
+  /// `HybridInferenceError.responseTooLarge` and closes the connection.
+  /// Zero or less makes every streamed request throw `invalidOptions`
+  /// before anything is sent.
+  ///
+  /// Each event is handed on as it ends, but the answer grows with every
+  /// one (the stream's accumulated response, the app's snapshots), so
+  /// without a bound a server streaming fast until the deadline could push
+  /// gigabytes into the process.
+  public var maximumStreamedResponseBytes: Int
   /// The most bytes a request's inline media (`Attachment.image`, `.data`,
   /// and inline parts of earlier turns) may take base64-encoded, summed over
   /// the whole conversation; a request over it is
@@ -92,6 +107,11 @@ public struct RequestOptions: Sendable, Hashable {
   public static let defaultMaximumResponseBytes = 32 << 20
   /// The default `maximumEventBytes`: 16 MiB.
   public static let defaultMaximumEventBytes = 16 << 20
+  /// The default `maximumStreamedResponseBytes`: 64 MiB, twice
+  /// `defaultMaximumResponseBytes`, since a stream repeats its framing and
+  /// metadata with every event: even a model's longest answer (tens of
+  /// thousands of tokens) sent one token to an event stays below it.
+  public static let defaultMaximumStreamedResponseBytes = 64 << 20
   /// The default `maximumInlineMediaBytes`: 100 MB (100,000,000 bytes)
   /// encoded, the Gemini API's documented limit for inline data (some
   /// types, PDFs among them, have lower limits of their own, which the
@@ -111,6 +131,7 @@ public struct RequestOptions: Sendable, Hashable {
   ///     known to be offline; true by default.
   ///   - maximumResponseBytes: 32 MiB by default.
   ///   - maximumEventBytes: 16 MiB by default.
+  ///   - maximumStreamedResponseBytes: 64 MiB by default.
   ///   - maximumInlineMediaBytes: 100 MB encoded by default.
   ///   - maximumConnectionsPerHost: `defaultMaximumConnectionsPerHost` by default.
   ///   - transport: `.automatic` by default.
@@ -119,6 +140,7 @@ public struct RequestOptions: Sendable, Hashable {
     retryPolicy: RetryPolicy = .default, remembersOffline: Bool = true,
     maximumResponseBytes: Int = RequestOptions.defaultMaximumResponseBytes,
     maximumEventBytes: Int = RequestOptions.defaultMaximumEventBytes,
+    maximumStreamedResponseBytes: Int = RequestOptions.defaultMaximumStreamedResponseBytes,
     maximumInlineMediaBytes: Int = RequestOptions.defaultMaximumInlineMediaBytes,
     maximumConnectionsPerHost: Int = RequestOptions.defaultMaximumConnectionsPerHost,
     transport: Transport = .automatic
@@ -129,6 +151,7 @@ public struct RequestOptions: Sendable, Hashable {
     self.remembersOffline = remembersOffline
     self.maximumResponseBytes = maximumResponseBytes
     self.maximumEventBytes = maximumEventBytes
+    self.maximumStreamedResponseBytes = maximumStreamedResponseBytes
     self.maximumInlineMediaBytes = maximumInlineMediaBytes
     self.maximumConnectionsPerHost = maximumConnectionsPerHost
     self.transport = transport

@@ -107,6 +107,8 @@ class Behaviours:
             return self.huge(int(options.get("size", "1048576")), stream, count, int(options.get("chunk", "65536")))
         if name == "fault-endless":
             return self.endless(stream, count, model)
+        if name == "fault-flood":
+            return self.flood(options, stream, count, model)
         if name == "fault-unfinished":
             return self.unfinished(options, model, body, stream, count)
         if name == "fault-hostile-error":
@@ -307,6 +309,40 @@ class Behaviours:
             piece = b"x" * 65536
             for _ in range(1024):
                 self.chunk(piece)
+            self.end_stream()
+        finally:
+            with self.state.lock:
+                self.state.writing[model] -= 1
+
+    def flood(self, options, stream, count, model):
+        """A stream of valid events that does not end while a client could
+        care: `rate` events a second (0, the default: as fast as the socket
+        takes them), each with `size` bytes of text (default 1024), until
+        `cap` bytes of body (default 64 MiB) or the client hangs up. The cap
+        keeps a client without a bound of its own from taking the machine's
+        memory. Counted under `writing` while it writes, as `endless`."""
+        if not stream:
+            return self.send_error_json(400, "INVALID_ARGUMENT", "fault-flood only streams", count=count)
+        rate = int(options.get("rate", "0"))
+        cap = int(options.get("cap", str(64 << 20)))
+        event = {"candidates": [{"content": {"role": "model", "parts": [{"text": "x" * int(options.get("size", "1024"))}]},
+                                 "index": 0}], "modelVersion": "flood-model"}
+        framed = b"data: " + json.dumps(event).encode() + b"\r\n\r\n"
+        with self.state.lock:
+            self.state.writing[model] = self.state.writing.get(model, 0) + 1
+        try:
+            self.start_stream(count)
+            start = time.monotonic()
+            sent = 0
+            index = 0
+            while sent < cap:
+                if rate:
+                    wait = start + index / rate - time.monotonic()
+                    if wait > 0:
+                        time.sleep(wait)
+                self.chunk(framed)
+                sent += len(framed)
+                index += 1
             self.end_stream()
         finally:
             with self.state.lock:

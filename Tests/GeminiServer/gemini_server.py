@@ -79,6 +79,10 @@ The model name picks the behaviour. `~`-separated options follow it:
                          with chunk-N, framed in chunks of N bytes
     fault-endless        a 200 whose body goes on for 64 MiB (no line break, ever),
                          or until the client hangs up
+    fault-flood          streamed: valid events without end, `rate` a second (default 0: as
+                         fast as the socket takes them) of `size` bytes of text each
+                         (default 1024), until `cap` bytes (default 64 MiB) or the
+                         client hangs up
     fault-echo-key       400 whose message quotes the key it received
     redirect-307, redirect-308, redirect-301, redirect-302
                          that status, Location: the same method of `echo` on
@@ -88,14 +92,14 @@ A request whose contents end with a model turn is refused (400), as Gemini does.
 
 Options: first-<ms> (wait before answering; with tail-<ms> and tailpct-<percent>,
 that share of requests waits `tail` instead, drawn per model and request
-number: a heavy-tailed latency), times-N, retry-<duration>, size-N, events-N, body-<framing>, delay-<ms> (between events, or of the
+number: a heavy-tailed latency), times-N, retry-<duration>, size-N, rate-N, cap-N, events-N, body-<framing>, delay-<ms> (between events, or of the
 stall), gap-<ms> (before the second event only), id-<anything> (a separate
 counter), stamp-1 (echo events carry their send time, in Unix nanoseconds,
 as responseId: for measuring delivery delay).
 
 GET /_blackhole returns {"port": N}, a loopback port where connecting hangs
 (its accept queue is full). GET /_stats?model=M returns {"count": requests
-for M, "writing": endless bodies for M still being written}; GET /_last?model=M returns the last request for M (path, headers
+for M, "writing": endless or flood bodies for M still being written}; GET /_last?model=M returns the last request for M (path, headers
 without the key and Authorization, body, the bearer token it carried); GET /_all?model=M every request
 for M, in order. Metadata token fetches count as model `_metadata`. Every response carries x-test-request-count.
 """

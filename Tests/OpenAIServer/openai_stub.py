@@ -36,12 +36,17 @@ Retry-After header value):
     fault-hostile-error  400 whose type and 100 KB message carry terminal escapes,
                        C1 controls and line breaks
     fault-hostile-text   a text/plain 503 whose first line carries terminal escapes
+    fault-flood        streamed: valid content chunks without end, `rate` a second
+                       (default 0: as fast as the socket takes them) of `size` bytes of
+                       text each (default 1024), until `cap` bytes (default 64 MiB) or
+                       the client hangs up; never a finish_reason or [DONE]
     tools              a two-round tool exchange: without a tool output, calls
                        get_weather(city: Paris) (streamed in fragments); with
                        one, checks the call and its output came back (else 400
                        saying what is wrong) and answers "It is sunny in Paris."
 
-GET /v1/models lists "echo". GET /_stats?model=M returns {"count": N}.
+GET /v1/models lists "echo". GET /_stats?model=M returns {"count": N, "writing": flood
+bodies for M still being written}.
 """
 
 import argparse
@@ -53,10 +58,12 @@ import socket
 import struct
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 COUNTS = {}
+WRITING = {}
 LOCK = threading.Lock()
 # An error message no real server sends: terminal escapes (an OSC 52
 # clipboard write, a screen clear, a bell), a forged log line and 100 KB.
@@ -90,8 +97,8 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/_stats":
             model = parse_qs(url.query).get("model", [""])[0]
             with LOCK:
-                count = COUNTS.get(model, 0)
-            self.send(200, json.dumps({"count": count}).encode())
+                stats = {"count": COUNTS.get(model, 0), "writing": WRITING.get(model, 0)}
+            self.send(200, json.dumps(stats).encode())
         else:
             self.send(404, envelope("not found", "invalid_request_error", None))
 
@@ -134,6 +141,8 @@ class Handler(BaseHTTPRequestHandler):
                              "text/plain; charset=utf-8")
         if name == "fault-400":
             return self.send(400, envelope("max_tokens is too large", "invalid_request_error", "invalid_value"))
+        if name == "fault-flood" and body.get("stream"):
+            return self.flood(model, options)
         if name == "tools":
             problem = tool_problem(body)
             if problem:
@@ -155,6 +164,41 @@ class Handler(BaseHTTPRequestHandler):
             except (ValueError, OSError):
                 pass
         self.connection.close()
+
+    def flood(self, model, options):
+        """Content chunks without end (see fault-flood above); the cap keeps a
+        client without a bound of its own from taking the machine's memory."""
+        rate = int(options.get("rate", "0"))
+        cap = int(options.get("cap", str(64 << 20)))
+        payload = {"id": "chatcmpl-f", "object": "chat.completion.chunk", "model": model,
+                   "choices": [{"index": 0, "delta": {"content": "x" * int(options.get("size", "1024"))},
+                                "finish_reason": None}]}
+        framed = ("data: " + json.dumps(payload) + "\n\n").encode()
+        with LOCK:
+            WRITING[model] = WRITING.get(model, 0) + 1
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            start = time.monotonic()
+            sent = 0
+            index = 0
+            while sent < cap:
+                if rate:
+                    wait = start + index / rate - time.monotonic()
+                    if wait > 0:
+                        time.sleep(wait)
+                self.wfile.write(framed)
+                self.wfile.flush()
+                sent += len(framed)
+                index += 1
+        except OSError:
+            pass
+        finally:
+            self.close_connection = True
+            with LOCK:
+                WRITING[model] -= 1
 
     def call_weather(self, model, body):
         call = {"id": "call_w1", "type": "function",

@@ -35,6 +35,8 @@ public enum HybridInferenceError: Error, Sendable {
   /// The request was sent but the exchange did not end within
   /// `RequestOptions.timeout` (the limit is attached): the server was reached
   /// and is slow, so this is not `offline` and a prefer-cloud hybrid throws it.
+  /// Also a bearer token that did not come within that time (nothing sent):
+  /// a hung credential is not being offline either.
   case timedOut(Duration)
   /// The connection was made and the request sent, then the connection was
   /// reset or closed before the response was complete. The server was
@@ -71,9 +73,11 @@ public enum HybridInferenceError: Error, Sendable {
   case responseTruncated(response: GenerateContentResponse)
   /// The server's reply could not be understood.
   case malformedResponse(String)
-  /// A response body or a single stream event was longer than its limit
-  /// (`RequestOptions.maximumResponseBytes` or `maximumEventBytes`, attached,
-  /// in bytes). Reading stopped there, so memory stays bounded; not retried.
+  /// A response body, a single stream event or a whole streamed answer was
+  /// longer than its limit (`RequestOptions.maximumResponseBytes`,
+  /// `maximumEventBytes` or `maximumStreamedResponseBytes`, attached, in
+  /// bytes). Reading stopped there and the connection was closed, so memory
+  /// stays bounded; not retried.
   case responseTooLarge(limit: Int)
   /// The model file is not a usable GGUF file.
   case invalidModelFile(path: String, reason: String)

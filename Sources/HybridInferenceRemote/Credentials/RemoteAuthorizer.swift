@@ -111,7 +111,12 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
   }
 
   /// Puts the credential on `request`; returns what was sent.
-  func sign(_ request: inout URLRequest) async throws -> Grant {
+  /// - Parameters:
+  ///   - deadline: When waiting for a token ends, with `timedOut` thrown.
+  ///   - timedOut: The error of a token that did not come by `deadline`.
+  func sign(
+    _ request: inout URLRequest, deadline: ContinuousClock.Instant, timedOut: HybridInferenceError
+  ) async throws -> Grant {
     switch signer {
     case .key(let key, .header(let name)):
       request.setValue(key.value, forHTTPHeaderField: name)
@@ -120,7 +125,7 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
       request.setValue("Bearer \(key.value)", forHTTPHeaderField: "Authorization")
       return Grant(token: nil)
     case .tokens(let cache, _):
-      let token = try await cache.token()
+      let token = try await cache.token(deadline: deadline, timedOut: timedOut)
       request.setValue("Bearer \(token.secret.value)", forHTTPHeaderField: "Authorization")
       return Grant(token: token)
     }
@@ -128,10 +133,13 @@ package struct RemoteAuthorizer: Sendable, SecretRedacting {
 
   /// Signs `request` again after the server refused `grant` with 401, with
   /// a token other than the refused one; nil when there is none to get (a
-  /// key cannot be renewed).
-  func resign(_ request: inout URLRequest, refused grant: Grant) async throws -> Grant? {
+  /// key cannot be renewed). The deadline as `sign`'s.
+  func resign(
+    _ request: inout URLRequest, refused grant: Grant, deadline: ContinuousClock.Instant,
+    timedOut: HybridInferenceError
+  ) async throws -> Grant? {
     guard case .tokens(let cache, _) = signer, let refused = grant.token else { return nil }
-    let token = try await cache.token(replacing: refused)
+    let token = try await cache.token(replacing: refused, deadline: deadline, timedOut: timedOut)
     request.setValue("Bearer \(token.secret.value)", forHTTPHeaderField: "Authorization")
     return Grant(token: token)
   }

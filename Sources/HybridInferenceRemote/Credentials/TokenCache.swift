@@ -12,7 +12,10 @@ import HybridInferenceCore
 actor TokenCache {
   private let fetch: @Sendable () async throws -> BearerToken
   private var current: BearerToken?
-  private var inFlight: Task<BearerToken, any Error>?
+  private var inFlight: Fetch?
+  /// Numbers the fetches, so that one that ends late (its waiters gone, a
+  /// newer fetch started) cannot clear the newer one's place.
+  private var fetches = 0
   /// The tokens handed out, newest last, for redacting server messages that
   /// quote one; read synchronously by the error mapping, hence a lock
   /// (`Locked`) rather than actor state. At most `rememberedTokens`.
@@ -24,115 +27,92 @@ actor TokenCache {
   /// one's address, which would inherit its remembered 429.
   nonisolated let id = UUID()
 
+  /// The provider's call in progress and how many requests wait for it.
+  private struct Fetch {
+    let number: Int
+    let task: Task<BearerToken, any Error>
+    var waiters = 0
+  }
+
   init(fetch: @escaping @Sendable () async throws -> BearerToken) {
     self.fetch = fetch
   }
 
-  /// The token to send now.
-  func token() async throws -> BearerToken {
+  /// The token to send now; `timedOut` if none has come by `deadline`.
+  func token(deadline: ContinuousClock.Instant, timedOut: HybridInferenceError) async throws -> BearerToken {
     if let current, current.isFresh(at: .now) { return current }
-    return try await refreshed()
+    return try await refreshed(deadline: deadline, timedOut: timedOut)
   }
 
   /// A token other than `rejected`, which the server refused: the one another
   /// request already fetched, while it is fresh, or a new one.
-  func token(replacing rejected: BearerToken) async throws -> BearerToken {
+  func token(
+    replacing rejected: BearerToken, deadline: ContinuousClock.Instant, timedOut: HybridInferenceError
+  ) async throws -> BearerToken {
     if let current, current.secret != rejected.secret, current.isFresh(at: .now) { return current }
     current = nil
-    return try await refreshed()
+    return try await refreshed(deadline: deadline, timedOut: timedOut)
   }
 
-  private func refreshed() async throws -> BearerToken {
-    let task: Task<BearerToken, any Error>
-    if let inFlight {
-      task = inFlight
-    } else {
-      let fetch = self.fetch
-      task = Task { [weak self] in
-        do {
-          let token = try await fetch()
-          await self?.finish(.success(token))
-          return token
-        } catch {
-          await self?.finish(.failure(error))
-          throw error
-        }
-      }
-      inFlight = task
+  /// Waits for the fetch in progress, or starts one.
+  ///
+  /// A request that stops waiting (cancelled, or its deadline passed) leaves
+  /// the fetch to the others; the last one to leave cancels it and clears
+  /// its place, so that a provider that hangs is asked afresh by the next
+  /// request instead of holding every later one until its deadline.
+  private func refreshed(deadline: ContinuousClock.Instant, timedOut: HybridInferenceError) async throws
+    -> BearerToken
+  {
+    var fetch = inFlight ?? started()
+    fetch.waiters += 1
+    inFlight = fetch
+    let number = fetch.number
+    do {
+      let token = try await CancellableWait.value(of: fetch.task, deadline: deadline, timedOut: timedOut)
+      leave(number, abandoning: false)
+      return token
+    } catch {
+      leave(number, abandoning: true)
+      throw error
     }
-    return try await CancellableWait.value(of: task)
   }
 
-  private func finish(_ result: Result<BearerToken, any Error>) {
+  /// A new call of the provider, not yet waited for.
+  private func started() -> Fetch {
+    fetches += 1
+    let number = fetches
+    let fetch = self.fetch
+    let task = Task { [weak self] in
+      do {
+        let token = try await fetch()
+        await self?.finish(number, .success(token))
+        return token
+      } catch {
+        await self?.finish(number, .failure(error))
+        throw error
+      }
+    }
+    return Fetch(number: number, task: task)
+  }
+
+  /// One waiter of fetch `number` is done; the last to give up on it
+  /// (`abandoning`) cancels it.
+  private func leave(_ number: Int, abandoning: Bool) {
+    guard var fetch = inFlight, fetch.number == number else { return }
+    fetch.waiters -= 1
+    inFlight = fetch
+    guard abandoning, fetch.waiters == 0 else { return }
+    fetch.task.cancel()
     inFlight = nil
+  }
+
+  private func finish(_ number: Int, _ result: Result<BearerToken, any Error>) {
+    if inFlight?.number == number { inFlight = nil }
     guard case .success(let token) = result else { return }
     current = token
     issued.withLock { tokens in
       tokens.append(token.secret)
       if tokens.count > Self.rememberedTokens { tokens.removeFirst(tokens.count - Self.rememberedTokens) }
-    }
-  }
-}
-
-/// Waits for a shared task's value, but stops waiting (with
-/// `CancellationError`) as soon as the waiting task is cancelled.
-///
-/// `Task.value` ignores the waiter's cancellation; a shared fetch must not be
-/// cancelled for one waiter (the others still need it), and a cancelled
-/// request must still end promptly, even while a provider hangs.
-enum CancellableWait {
-  static func value<Value: Sendable>(of task: Task<Value, any Error>) async throws -> Value {
-    let slot = Slot<Value>()
-    return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { continuation in
-        slot.install(continuation)
-        Task { slot.resume(with: await task.result) }
-      }
-    } onCancel: {
-      slot.resume(with: .failure(CancellationError()))
-    }
-  }
-
-  /// The one continuation of a wait, resumed exactly once by whichever
-  /// comes first: the value or the cancellation. Why a lock: the two race on
-  /// different threads, and a continuation resumed twice is a crash.
-  private final class Slot<Value: Sendable>: Sendable {
-    private enum State: Sendable {
-      case empty
-      case waiting(CheckedContinuation<Value, any Error>)
-      /// Ended before the continuation was installed (cancelled early).
-      case ended(Result<Value, any Error>)
-      case resumed
-    }
-
-    private let state = Locked<State>(.empty)
-
-    func install(_ continuation: CheckedContinuation<Value, any Error>) {
-      let early = state.withLock { state -> Result<Value, any Error>? in
-        if case .ended(let result) = state {
-          state = .resumed
-          return result
-        }
-        state = .waiting(continuation)
-        return nil
-      }
-      if let early { continuation.resume(with: early) }
-    }
-
-    func resume(with result: Result<Value, any Error>) {
-      let continuation = state.withLock { state -> CheckedContinuation<Value, any Error>? in
-        switch state {
-        case .empty:
-          state = .ended(result)
-          return nil
-        case .waiting(let continuation):
-          state = .resumed
-          return continuation
-        case .ended, .resumed:
-          return nil
-        }
-      }
-      continuation?.resume(with: result)
     }
   }
 }

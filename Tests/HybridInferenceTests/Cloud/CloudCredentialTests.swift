@@ -231,12 +231,13 @@ final class CloudCredentialTests: CloudTestCase {
       // Every token is already due for renewal when it arrives.
       return try BearerToken.checked("t\(call)", renewAt: .now - .seconds(1))
     }
-    let refused = try await cache.token()
+    let refused = try await cache.token(deadline: .now + .seconds(5), timedOut: .timedOut(.seconds(5)))
     XCTAssertEqual(refused.secret.value, "t1")
     // Another request finds t1 expired and fetches t2, which expires too.
-    let other = try await cache.token()
+    let other = try await cache.token(deadline: .now + .seconds(5), timedOut: .timedOut(.seconds(5)))
     XCTAssertEqual(other.secret.value, "t2")
-    let replacement = try await cache.token(replacing: refused)
+    let replacement = try await cache.token(
+      replacing: refused, deadline: .now + .seconds(5), timedOut: .timedOut(.seconds(5)))
     XCTAssertEqual(replacement.secret.value, "t3")
   }
 

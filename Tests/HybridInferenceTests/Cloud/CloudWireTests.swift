@@ -161,7 +161,7 @@ final class CloudWireTests: XCTestCase {
       RemoteAuthorizer(
         .apiKey(key.value), keyPlacement: .header("x-goog-api-key"), metadataHost: nil, options: RequestOptions(),
         log: .silent))
-    _ = try await authorizer.sign(&request)
+    _ = try await authorizer.sign(&request, deadline: .now + .seconds(5), timedOut: .timedOut(.seconds(5)))
     XCTAssertFalse(request.url?.absoluteString.contains("secret") ?? true)
     XCTAssertEqual(request.value(forHTTPHeaderField: "x-goog-api-key"), "secret-key")
     XCTAssertNil(request.value(forHTTPHeaderField: "Authorization"))

@@ -41,3 +41,8 @@ final class CloudAnswerEndURLSessionTests: CloudAnswerEndTests {
   override class var transport: RequestOptions.Transport { .urlSession }
   func testRequestsGoThroughURLSession() async throws { try await assertRequestsGoThroughTheClassTransport() }
 }
+
+final class CloudStreamSizeURLSessionTests: CloudStreamSizeTests {
+  override class var transport: RequestOptions.Transport { .urlSession }
+  func testRequestsGoThroughURLSession() async throws { try await assertRequestsGoThroughTheClassTransport() }
+}

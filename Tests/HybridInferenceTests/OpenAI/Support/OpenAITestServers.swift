@@ -60,12 +60,21 @@ enum OpenAITestServers {
 
   /// How many chat requests the stub received for `model`.
   static func requestCount(_ server: GeminiServerProcess, model: String) async throws -> Int {
+    try await stats(server, model: model)["count"] as? Int ?? -1
+  }
+
+  /// How many `fault-flood` bodies for `model` the stub is still writing
+  /// (each until the client hangs up).
+  static func floodsBeingWritten(_ server: GeminiServerProcess, model: String) async throws -> Int {
+    try await stats(server, model: model)["writing"] as? Int ?? -1
+  }
+
+  private static func stats(_ server: GeminiServerProcess, model: String) async throws -> [String: Any] {
     var components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)
     components?.path = "/_stats"
     components?.queryItems = [URLQueryItem(name: "model", value: model)]
     let (data, _) = try await URLSession.shared.data(from: try XCTUnwrap(components?.url))
-    let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-    return object?["count"] as? Int ?? -1
+    return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
   }
 }
 
