@@ -18,6 +18,7 @@ final class DeepValueTests: XCTestCase {
   /// and never released: releasing a value this deep recurses in Swift's
   /// runtime (that is the app's own value, not a walk of the library's).
   static let bomb = nested(100_000)
+  static let bombCopy = nested(100_000)
   static let justPast = nested(JSONValue.maximumDepth + 1)
   static let atTheBound = nested(JSONValue.maximumDepth)
 
@@ -61,6 +62,16 @@ final class DeepValueTests: XCTestCase {
       await Self.assertSessionsRefuse(model)
       XCTAssertTrue(model.requests.isEmpty, "the model was never asked")
       try await Self.assertAnswered(model)
+      // Trimming after a refusal estimates what each turn weighs from its
+      // JSON text: a request handed to a model directly is checked first.
+      for (name, transcript) in Self.hostile {
+        let refusing = ScriptedModel(
+          "cloud", placement: .cloud,
+          script: [.fail(HybridInferenceError.contextWindowExceeded(contextSize: 10, tokenCount: 20))])
+        var request = ModelRequest(transcript: transcript, contextOverflow: .dropOldestTurns)
+        request.transcript.entries.append(.prompt("p"))
+        Self.assertInvalidTranscript(await captureError { try await ModelCall.respond(refusing, to: request) }, name)
+      }
     }
   }
 
@@ -142,11 +153,30 @@ final class DeepValueTests: XCTestCase {
         try JSONDecoder().decode(Transcript.self, from: Data((saved + deepText + #""}}]}]}"#).utf8)))
       XCTAssertTrue(Self.atTheBound.jsonText.hasPrefix(#"{"k":[{"k":"#))
       for value in [Self.bomb, Self.justPast] {
-        XCTAssertThrowsError(try GenerationSchema(jsonSchema: .object(["type": .string("object"), "properties": value]))) {
+        XCTAssertThrowsError(
+          try GenerationSchema(jsonSchema: .object(["type": .string("object"), "properties": value]))
+        ) {
           guard case .unsupportedSchema? = $0 as? HybridInferenceError else { return XCTFail("\($0)") }
         }
       }
       XCTAssertThrowsError(try JSONDecoder().decode(GenerationSchema.self, from: Data(deepText.utf8)))
+    }
+  }
+
+  /// Comparing and hashing an app's deep value walk it with a stack of their own.
+  func testEqualityAndHashing_ofDeepValues_doNotRecurse() async throws {
+    try await ChildProcess.assertPasses(self) {
+      XCTAssertEqual(Self.bomb, Self.bombCopy)
+      XCTAssertNotEqual(Self.bomb, Self.justPast)
+      XCTAssertEqual(Self.bomb.hashValue, Self.bombCopy.hashValue)
+      XCTAssertEqual(Set([Self.bomb, Self.bombCopy, Self.justPast]).count, 2)
+      XCTAssertEqual(Self.transcript(arguments: Self.bomb), Self.transcript(arguments: Self.bombCopy))
+      let a: JSONValue = .object(["x": .array([.number(1), .null]), "y": .string("z")])
+      let b: JSONValue = .object(["y": .string("z"), "x": .array([.number(1), .null])])
+      XCTAssertEqual(a, b)
+      XCTAssertEqual(a.hashValue, b.hashValue)
+      XCTAssertNotEqual(a, .object(["x": .array([.null, .number(1)]), "y": .string("z")]))
+      XCTAssertNotEqual(JSONValue.array([.string("a")]), .array([.string("a"), .string("a")]))
     }
   }
 
