@@ -217,10 +217,12 @@ public struct CloudGeminiModel: LanguageModel {
   /// How many tokens `transcript` (instructions and every turn, attachments
   /// included) takes as a prompt, from `:countTokens`.
   /// Inline media past `RequestOptions.maximumInlineMediaBytes` is
-  /// `requestTooLarge`, as for a generation, and nothing is sent.
+  /// `requestTooLarge`, as for a generation, and nothing is sent; so is a
+  /// call or output nested past `JSONValue.maximumDepth` (`invalidTranscript`).
   public func countTokens(_ transcript: Transcript) async throws -> Int {
     try checkAvailable()
     try InlineMediaSize.check(transcript, limit: requestOptions.maximumInlineMediaBytes)
+    try transcript.checkNesting()
     let client = client
     let endpoint = client.endpoint
     return try await client.countTokens(

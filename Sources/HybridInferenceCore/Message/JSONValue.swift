@@ -54,11 +54,29 @@ public enum JSONValue: Sendable, Hashable, Codable {
   }
 
   /// Encodes the value as it was received.
+  ///
+  /// In the library's request bodies the value is written as JSON text by
+  /// the library's own writer (every integer exact, members in name order),
+  /// after checking its depth without recursion.
   /// - Throws: `EncodingError.invalidValue` for an `.exactInteger` beyond
-  ///   the 64-bit range, which an `Encoder` cannot write exactly (the
-  ///   library's own JSON text, `Part.FunctionCall.argumentsJSON`, can).
+  ///   the 64-bit range, which another `Encoder` cannot write exactly (the
+  ///   library's own JSON text, `Part.FunctionCall.argumentsJSON`, can); in a
+  ///   request body, for a value nested deeper than `maximumDepth` or a
+  ///   number that is not finite.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
+    if let splices = JSONSplices.of(encoder) {
+      let problem =
+        nests(deeperThan: Self.maximumDepth)
+        ? "a value nests deeper than \(Self.maximumDepth) levels"
+        : hasNonFiniteNumber ? "a value holds a number that is not finite" : nil
+      if let problem {
+        // The value in words, not itself: describing a deep value recurses.
+        throw EncodingError.invalidValue(problem, .init(codingPath: encoder.codingPath, debugDescription: problem))
+      }
+      try container.encode(splices.placeholder(for: jsonText))
+      return
+    }
     switch self {
     case .null: try container.encodeNil()
     case .bool(let value): try container.encode(value)
@@ -132,9 +150,22 @@ extension JSONValue {
 }
 
 extension JSONValue {
+  /// The most arrays and objects nested in one value that the library
+  /// takes or reads: 512, as Foundation's `JSONDecoder` allows.
+  ///
+  /// Every walk over a value (JSON text, request bodies, chat templates,
+  /// schema checks) recurses, so depth is bounded where a value comes in:
+  /// JSON text is refused as it is read; a `JSONValue` the app builds (a
+  /// transcript's tool arguments or outputs, a tool call from the app's own
+  /// `LanguageModel`, a schema) is checked, without recursion, before
+  /// anything walks it, and a deeper one is a typed error
+  /// (`HybridInferenceError.invalidTranscript`, `.invalidToolCall`,
+  /// `.unsupportedSchema`; `EncodingError` when a transcript is saved).
+  public static let maximumDepth = 512
+
   /// Whether more than `limit` containers nest here; walked with a stack of
   /// its own, so any depth can be asked about.
-  func nests(deeperThan limit: Int) -> Bool {
+  func nests(deeperThan limit: Int = JSONValue.maximumDepth) -> Bool {
     var pending: [(value: JSONValue, depth: Int)] = [(self, 0)]
     while let (value, depth) = pending.popLast() {
       switch value {

@@ -150,10 +150,19 @@ public final class GenerativeModelSession: Sendable {
 
   /// When `raw` asks for tools (and the session has some), runs them, adds
   /// the call and its outputs to `request`, and returns true: the loop goes on.
+  ///
+  /// Every answer passes here before it is recorded, so a call nested deeper
+  /// than `JSONValue.maximumDepth` (only an app's own `LanguageModel` can
+  /// make one: the library's readers refuse such text) is `invalidToolCall`
+  /// before a tool, the transcript or a backend walks it.
   func runTools(
     of raw: GenerateContentResponse, in request: inout ModelRequest, rounds: inout ToolRounds
   ) async throws -> Bool {
     let calls = raw.functionCalls
+    for call in calls where call.args?.nests(deeperThan: JSONValue.maximumDepth) == true {
+      throw HybridInferenceError.invalidToolCall(
+        name: call.name, reason: "its arguments nest deeper than \(JSONValue.maximumDepth) levels")
+    }
     guard !runnableTools.isEmpty, !calls.isEmpty else { return false }
     let content = raw.candidates.first?.content ?? Content(role: "model", parts: [])
     let outputs = try await rounds.run(calls)

@@ -33,6 +33,9 @@ enum OverflowTrimming {
     guard trims(attempt.original, for: model),
       case .contextWindowExceeded(let window, let needed)? = error as? HybridInferenceError
     else { return nil }
+    // The estimate reads tool values as JSON text, recursively; a request
+    // handed to a model directly has had no session's check.
+    try attempt.original.transcript.checkNesting()
     let exchanges = Exchanges(attempt.original.transcript)
     guard attempt.dropped < exchanges.droppable else { return nil }
     let fewest = attempt.dropped + 1

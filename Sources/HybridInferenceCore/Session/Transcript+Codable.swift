@@ -34,8 +34,9 @@
 ///   coder's number model cannot keep an integer beyond 64 bits, nor tell
 ///   the double 2^60 from the integer, and the text keeps every digit and
 ///   every `JSONValue` case (`.exactInteger` beyond ±2^53, as the library
-///   makes it). A number that is not finite, or nesting deeper than 512
-///   levels, cannot be written: `EncodingError`.
+///   makes it). A number that is not finite, or nesting deeper than
+///   `JSONValue.maximumDepth` (512) levels, cannot be written (`EncodingError`)
+///   nor read (`DecodingError`).
 /// - Decoding checks what a session could have written (`Transcript`'s
 ///   validation: an output answers a call of the turn before it, calls are
 ///   the model's, outputs the app's) and throws `DecodingError.dataCorrupted`

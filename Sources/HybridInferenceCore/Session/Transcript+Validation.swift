@@ -7,12 +7,15 @@
 ///   by id where the output has one, else by name.
 /// - Calls are the model's and outputs the app's: no call in a user turn,
 ///   no output in a model turn.
+/// - No call's arguments and no output nest deeper than
+///   `JSONValue.maximumDepth`: every backend walks them recursively.
 ///
 /// One pass over the entries, no recursion, and each turn's calls in sets, so
 /// any transcript is checked in time proportional to its size.
 extension Transcript {
   /// The first problem, as the index of its entry and a reason.
   func firstProblem() -> (entry: Int, reason: String)? {
+    if let problem = firstNestingProblem() { return problem }
     for (index, entry) in entries.enumerated() {
       let calls = entry.toolCalls
       let outputs = entry.toolOutputs
@@ -41,6 +44,30 @@ extension Transcript {
   /// Throws `invalidTranscript` for the first problem.
   func validate() throws(HybridInferenceError) {
     if let problem = firstProblem() { throw .invalidTranscript(problem.reason) }
+  }
+
+  /// Throws `invalidTranscript` for a value nested deeper than
+  /// `JSONValue.maximumDepth`: what a backend checks before it encodes or
+  /// renders a transcript, since a `ModelRequest` reaches it without a
+  /// session's validation.
+  package func checkNesting() throws(HybridInferenceError) {
+    if let problem = firstNestingProblem() { throw .invalidTranscript(problem.reason) }
+  }
+
+  /// The first call or output nested deeper than `JSONValue.maximumDepth`.
+  private func firstNestingProblem() -> (entry: Int, reason: String)? {
+    let limit = JSONValue.maximumDepth
+    for (index, entry) in entries.enumerated() {
+      for part in entry.content.parts {
+        if let call = part.functionCall, call.args?.nests(deeperThan: limit) == true {
+          return (index, "entry \(index) holds a call of \(call.name) whose arguments nest deeper than \(limit) levels")
+        }
+        if let output = part.functionResponse, output.response.nests(deeperThan: limit) {
+          return (index, "entry \(index) holds an output of \(output.name) nested deeper than \(limit) levels")
+        }
+      }
+    }
+    return nil
   }
 
   /// The calls of one model turn, looked up by id and by name in constant

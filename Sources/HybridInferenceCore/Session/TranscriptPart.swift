@@ -85,14 +85,15 @@ struct TranscriptPart: Codable {
 
   /// The JSON text of `value`, every number exact; `EncodingError` for what
   /// JSON cannot hold (a number that is not finite) or the reader would
-  /// refuse (nesting beyond `JSONPrefixParser.maximumDepth`).
+  /// refuse (nesting beyond `JSONValue.maximumDepth`). The error names the
+  /// value in words, not the value itself: describing a deep value recurses.
   private static func text(_ value: JSONValue, _ encoder: any Encoder) throws -> String {
-    if value.nests(deeperThan: JSONPrefixParser.maximumDepth) {
+    if value.nests(deeperThan: JSONValue.maximumDepth) {
       throw EncodingError.invalidValue(
-        value,
+        "a JSONValue nested deeper than \(JSONValue.maximumDepth) levels",
         .init(
           codingPath: encoder.codingPath,
-          debugDescription: "a tool value nests deeper than \(JSONPrefixParser.maximumDepth) levels"))
+          debugDescription: "a tool value nests deeper than \(JSONValue.maximumDepth) levels"))
     }
     if value.hasNonFiniteNumber {
       throw EncodingError.invalidValue(

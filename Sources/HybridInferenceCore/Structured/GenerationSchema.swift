@@ -72,9 +72,9 @@ public struct GenerationSchema: Sendable, Hashable, CustomStringConvertible {
   /// so properties are taken in name order; use the string form to choose it.
   /// - Throws: as `init(jsonSchema:)` for text.
   public init(jsonSchema: JSONValue) throws(HybridInferenceError) {
-    guard !jsonSchema.nests(deeperThan: JSONPrefixParser.maximumDepth) else {
+    guard !jsonSchema.nests(deeperThan: JSONValue.maximumDepth) else {
       throw .unsupportedSchema(
-        path: "$", reason: "the schema nests deeper than \(JSONPrefixParser.maximumDepth) levels")
+        path: "$", reason: "the schema nests deeper than \(JSONValue.maximumDepth) levels")
     }
     try self.init(ordered: OrderedJSON(jsonSchema))
   }
@@ -142,7 +142,7 @@ extension GenerationSchema: Codable {
   /// always; Foundation's `JSONEncoder` alone writes keys in hash order.
   public func encode(to encoder: any Encoder) throws {
     let schema = try ordered()
-    if let key = SchemaSplices.key, let splices = encoder.userInfo[key] as? SchemaSplices {
+    if let splices = JSONSplices.of(encoder) {
       var container = encoder.singleValueContainer()
       try container.encode(splices.placeholder(for: schema.jsonText))
     } else {

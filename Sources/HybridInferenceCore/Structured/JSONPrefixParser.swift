@@ -16,16 +16,13 @@
 /// for whole values, `JSONSnapshotBuilder` for a stream's snapshots).
 ///
 /// Limits, past which the text is refused with a `SyntaxError`:
-/// `maximumDepth` nested containers (Foundation's `JSONDecoder` has the
-/// same) and numbers of `maximumNumberLength` characters.
+/// `JSONValue.maximumDepth` nested containers (Foundation's `JSONDecoder`
+/// has the same) and numbers of `maximumNumberLength` characters.
 package struct JSONPrefixParser {
   /// The literals' bytes, made once (a literal starts often in an answer).
   private static let trueWord = Array("true".utf8)
   private static let falseWord = Array("false".utf8)
   private static let nullWord = Array("null".utf8)
-  /// The most containers open at once. Every walk over a parsed value
-  /// (conversion, text, equality, schema checks) recurses at most this deep.
-  static let maximumDepth = 512
   /// The longest number literal read, in characters.
   static let maximumNumberLength = 1024
 
@@ -217,8 +214,8 @@ package struct JSONPrefixParser {
   {
     switch byte {
     case UInt8(ascii: "{"), UInt8(ascii: "["):
-      guard containers.count < Self.maximumDepth else {
-        throw fail(index, "the value nests deeper than \(Self.maximumDepth) levels")
+      guard containers.count < JSONValue.maximumDepth else {
+        throw fail(index, "the value nests deeper than \(JSONValue.maximumDepth) levels")
       }
       let container: Container = byte == UInt8(ascii: "[") ? .array : .object
       containers.append(container)

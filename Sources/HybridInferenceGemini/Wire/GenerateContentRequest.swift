@@ -40,6 +40,10 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// Attachments travel as the `inlineData` (base64) and `fileData` parts
   /// the transcript keeps; inline media over `inlineMediaLimit` encoded
   /// bytes, summed over every turn, is `requestTooLarge` (`InlineMediaSize`).
+  /// A call or output nested deeper than `JSONValue.maximumDepth` is
+  /// `invalidTranscript`; one within it is written by the library's own
+  /// JSON writer (`RequestBodyEncoder`), so Foundation's encoder, which
+  /// counts the body's own levels too, never refuses it.
   ///
   /// The request's tools become `functionDeclarations` (each schema checked
   /// the same way) and a tool choice other than `.auto` becomes
@@ -62,6 +66,7 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
     producer: String? = nil, inlineMediaLimit: Int = RequestOptions.defaultMaximumInlineMediaBytes
   ) throws(HybridInferenceError) {
     try InlineMediaSize.check(request.transcript, limit: inlineMediaLimit)
+    try request.transcript.checkNesting()
     var config = request.options.gemini
     if let schema = request.responseSchema {
       try GeminiSchemaCheck.check(schema)

@@ -63,9 +63,12 @@ struct ChatTemplate: Sendable {
   /// Tool calls and outputs become the template's own `tool_calls` and `tool`
   /// messages when `syntax` is a template family; in the generic format they
   /// are text: the call as its JSON object, each output as a user message.
+  /// A call or output nested deeper than `JSONValue.maximumDepth` is
+  /// `invalidTranscript`, before anything walks it (recursively).
   static func messages(of transcript: Transcript, syntax: ToolCallSyntax? = nil) throws(HybridInferenceError)
     -> [Message]
   {
+    try transcript.checkNesting()
     var messages: [Message] = []
     if let instructions = transcript.instructions, !instructions.isEmpty {
       messages.append(Message(role: "system", content: instructions))

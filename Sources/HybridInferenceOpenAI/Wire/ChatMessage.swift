@@ -58,8 +58,11 @@ struct ChatMessage: Sendable, Hashable, Encodable {
   /// and the media in order (`ChatContentPart`).
   /// - Throws: `.unsupportedRequest` for media the protocol cannot carry (a
   ///   file URI, a type other than images and WAV or MP3 audio), and for
-  ///   media in an answer (the protocol has no place for an assistant's).
+  ///   media in an answer (the protocol has no place for an assistant's);
+  ///   `.invalidTranscript` for a call or output nested deeper than
+  ///   `JSONValue.maximumDepth`, before their text is written (recursively).
   static func messages(of transcript: Transcript) throws(HybridInferenceError) -> [ChatMessage] {
+    try transcript.checkNesting()
     var messages: [ChatMessage] = []
     if let instructions = transcript.instructions, !instructions.isEmpty {
       messages.append(ChatMessage(role: "system", content: instructions))
