@@ -76,20 +76,19 @@ enum OpenAIErrorMapping {
   }
 
   /// `Retry-After` as a wait: delta-seconds, or an HTTP date (RFC 9110);
-  /// nil when it is neither or lies in the past.
+  /// nil when it is neither, negative or lies in the past. A wait past
+  /// `WaitLimits.longestWait` is that long: the server asked for more than
+  /// any request waits.
   static func retryAfter(_ value: String, now: Date = Date()) -> Duration? {
     let text = value.trimmingCharacters(in: .whitespaces)
-    if let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds < 86_400 * 365 {
-      return .milliseconds(Int64((seconds * 1000).rounded(.up)))
-    }
+    if let seconds = Double(text) { return WaitLimits.seconds(seconds) }
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "GMT")
     formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
     guard let date = formatter.date(from: text) else { return nil }
     let seconds = date.timeIntervalSince(now)
-    guard seconds > 0, seconds < 86_400 * 365 else { return nil }
-    return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    return seconds > 0 ? WaitLimits.seconds(seconds) : nil
   }
 
   /// The first non-empty line of a text body, at most 200 characters, with

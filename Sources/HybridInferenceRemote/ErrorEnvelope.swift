@@ -43,13 +43,12 @@ struct ErrorEnvelope: Sendable, Hashable, Decodable {
   }
 
   /// Parses a `google.protobuf.Duration` in its JSON form: decimal seconds
-  /// followed by `s` (`"47s"`, `"0.5s"`, `"1.000340012s"`).
+  /// followed by `s` (`"47s"`, `"0.5s"`, `"1.000340012s"`), rounded up to
+  /// the millisecond. A delay past `WaitLimits.longestWait` is that long (the
+  /// server asked for more than any request waits); a negative one or one
+  /// that is not a number is none.
   static func parseDuration(_ text: String) -> Duration? {
-    guard text.hasSuffix("s"), let seconds = Double(text.dropLast()), seconds.isFinite,
-      seconds >= 0
-    else { return nil }
-    let milliseconds = (seconds * 1000).rounded(.up)
-    guard milliseconds < Double(Int64.max) else { return nil }
-    return .milliseconds(Int64(milliseconds))
+    guard text.hasSuffix("s"), let seconds = Double(text.dropLast()) else { return nil }
+    return WaitLimits.seconds(seconds)
   }
 }

@@ -79,7 +79,7 @@ package struct RemoteCall: Sendable {
   ///   default, for every generation.
   package func retryLoop(log: LogHandler, isIdempotent: Bool = false) -> RetryLoop {
     RetryLoop(
-      policy: options.retryPolicy, deadline: ContinuousClock.now + options.timeout,
+      policy: options.retryPolicy, deadline: ContinuousClock.now.advanced(byWait: options.timeout),
       modelName: modelName, log: log, isIdempotent: isIdempotent)
   }
 
@@ -209,7 +209,8 @@ package struct RemoteCall: Sendable {
       throw error
     } catch {
       let mapped = RemoteErrorMapping.transportError(
-        error, connected: connected, receivedResponse: head != nil, timeout: options.timeout)
+        error, connected: connected, receivedResponse: head != nil,
+        timeout: WaitLimits.clamped(options.timeout))
       reachability?.failed(mapped)
       throw mapped
     }

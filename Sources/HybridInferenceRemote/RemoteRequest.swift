@@ -26,8 +26,9 @@ package enum RemoteRequest {
       request.httpMethod = "GET"
     }
     request.setValue(streaming ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
-    // URLSession's own (idle) timer is a backstop behind the transport's.
-    request.timeoutInterval = max(1, timeout / .seconds(1)) + 60
+    // URLSession's own (idle) timer is a backstop behind the transport's;
+    // clamped as every duration is before arithmetic (`WaitLimits`).
+    request.timeoutInterval = max(1, WaitLimits.clamped(timeout) / .seconds(1)) + 60
     return request
   }
 }

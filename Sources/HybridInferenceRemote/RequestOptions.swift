@@ -15,9 +15,13 @@ public struct RequestOptions: Sendable, Hashable {
   /// Ran out while the provider (or the metadata server) was still getting
   /// the token: `.timedOut` too, nothing sent, and the provider's call is
   /// cancelled unless another request still waits for the same token.
+  ///
+  /// Clamped into 0...365 days (as is every duration the library is given,
+  /// before any arithmetic): a longer limit is 365 days, a negative one zero.
   public var timeout: Duration
   /// How long connecting (DNS, TCP and TLS) may take before the request is
-  /// on its way; exceeding it is `HybridInferenceError.offline`.
+  /// on its way; exceeding it is `HybridInferenceError.offline`. Clamped
+  /// into 0...365 days, and never later than `timeout`.
   public var connectTimeout: Duration
   /// Which failures are tried again, how often and how far apart.
   public var retryPolicy: RetryPolicy

@@ -41,7 +41,7 @@ package struct RetryLoop: Sendable {
         else { throw error }
         let wait = policy.delay(
           beforeRetry: number, fraction: Double.random(in: 0...1), serverMinimum: minimum)
-        guard ContinuousClock.now + wait < deadline else { throw error }
+        guard ContinuousClock.now.advanced(byWait: wait) < deadline else { throw error }
         log.log(
           LogRecord(
             level: .info, category: .cloud,

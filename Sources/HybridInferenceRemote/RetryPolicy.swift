@@ -18,7 +18,9 @@ import HybridInferenceCore
 /// `baseDelay * 2^(retry - 1)`, capped at `maxDelay`), which spreads out
 /// clients that failed together; a wait is never shorter than the server's
 /// `RetryInfo.retryDelay`, and no retry starts that could not finish before
-/// `RequestOptions.timeout`.
+/// `RequestOptions.timeout`. Every delay, the policy's and the server's, is
+/// clamped into 0...365 days before it is used: a longer one is 365 days
+/// (so no retry, within any timeout), a negative one zero.
 public struct RetryPolicy: Sendable, Hashable {
   /// Attempts in all, the first included; 1 means no retry.
   public var maxAttempts: Int
@@ -43,11 +45,12 @@ public struct RetryPolicy: Sendable, Hashable {
   /// The wait before retry number `retry` (1 for the first retry), given a
   /// uniform random `fraction` in 0...1 and the server's minimum.
   func delay(beforeRetry retry: Int, fraction: Double, serverMinimum: Duration?) -> Duration {
+    // Every duration is clamped first (`WaitLimits`): a year doubled 30
+    // times still fits `Duration`, where `.seconds(Int64.max)` doubled does not.
     let exponent = min(max(retry - 1, 0), 30)
-    let zero = Duration.zero
-    let base = max(baseDelay, zero)
-    let cap = min(base * (1 << exponent), max(maxDelay, zero))
-    let jittered = cap * min(max(fraction, 0), 1)
-    return max(jittered, serverMinimum ?? zero)
+    let cap = min(WaitLimits.clamped(baseDelay) * (1 << exponent), WaitLimits.clamped(maxDelay))
+    // `Duration * Double` rounds through a `Double`, so it may pass `cap`.
+    let jittered = min(cap * min(max(fraction, 0), 1), cap)
+    return max(jittered, WaitLimits.clamped(serverMinimum ?? .zero))
   }
 }

@@ -8,7 +8,11 @@ public struct CloudAPIError: Sendable, Hashable, CustomStringConvertible {
   /// The server's message: at most 4 KiB, with its control characters
   /// escaped, when the library read it from a response.
   public var message: String
-  /// How long the server asked to wait before retrying (`RetryInfo.retryDelay`).
+  /// How long the server asked to wait before retrying (`RetryInfo.retryDelay`,
+  /// or `Retry-After` from an OpenAI-compatible server): at most 365 days
+  /// when the library read it (a longer request is 365 days), nil when the
+  /// server asked for none or for a negative wait. Any value is clamped into
+  /// 0...365 days before the library waits on it.
   public var retryDelay: Duration?
   /// `ErrorInfo.reason` when present (`"API_KEY_INVALID"`).
   public var reason: String?

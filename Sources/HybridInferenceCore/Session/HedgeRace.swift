@@ -46,7 +46,9 @@ struct HedgeRace {
     self.hybrid = hybrid
     self.request = request
     self.primaryRequest = primaryRequest
-    self.delay = delay
+    // Clamped (`WaitLimits`): `Task.sleep` traps on a deadline past
+    // `Int64.max` seconds, and a year is as good as never for a hedge.
+    self.delay = WaitLimits.clamped(delay)
     (events, sink) = AsyncStream.makeStream(of: Event.self)
     structured = request.responseSchema != nil
     relay = DeltaRelay(continuation, keepsText: hybrid.continuesInterruptedAnswers)

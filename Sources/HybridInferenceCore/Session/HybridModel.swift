@@ -24,7 +24,9 @@ public struct HybridModel: LanguageModel {
   /// Which failures of the primary the secondary may answer.
   public let fallback: FallbackPolicy
   /// How long the primary may deliver nothing before the secondary is asked
-  /// too; nil (the default) never hedges. Zero or less asks both at once.
+  /// too; nil (the default) never hedges. Zero or less asks both at once;
+  /// more than 365 days is 365 days (every duration the library is given is
+  /// clamped so before any arithmetic).
   public let hedgeAfter: Duration?
   /// Whether an answer whose stream broke after text was delivered is
   /// continued by the other model (default false: the stream ends with the error).

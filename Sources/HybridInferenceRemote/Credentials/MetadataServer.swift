@@ -52,7 +52,8 @@ struct MetadataServer: Sendable {
   /// The body of the token response.
   private struct TokenResponse: Decodable {
     var accessToken: String
-    var expiresIn: Int?
+    /// Seconds; read as a number of any size, since it is clamped before use.
+    var expiresIn: Double?
     var tokenType: String?
 
     enum CodingKeys: String, CodingKey {
@@ -78,8 +79,9 @@ struct MetadataServer: Sendable {
     guard let expiresIn = response.expiresIn else {
       return try BearerToken.checked(response.accessToken, renewAt: nil)
     }
-    // Bounded: a day at most, so the arithmetic below cannot overflow.
-    let lifetime = Duration.seconds(min(max(expiresIn, 0), 86_400))
+    // Bounded: a day at most, so that a token is renewed at least daily and
+    // the arithmetic below cannot overflow; negative is a token already due.
+    let lifetime = min(WaitLimits.seconds(expiresIn) ?? .zero, .seconds(86_400))
     let margin = min(Self.renewalMargin, lifetime / 2)
     return try BearerToken.checked(response.accessToken, renewAt: started + lifetime - margin)
   }

@@ -121,7 +121,7 @@ package final class HTTPTransport: Sendable {
     let events = AsyncThrowingStream<TransportEvent, any Error> { continuation in
       router.register(task, continuation: continuation)
       continuation.onTermination = { _ in cancel() }
-      let connectDeadline = min(ContinuousClock.now + connectTimeout, deadline)
+      let connectDeadline = min(ContinuousClock.now.advanced(byWait: connectTimeout), deadline)
       let connectTimer = Task {
         try? await Task.sleep(until: connectDeadline)
         guard !Task.isCancelled, !router.isConnected(exchangeID) else { return }

@@ -69,7 +69,7 @@ package final class RateLimitMemory: Sendable {
       let delay = error.retryDelay, delay > .zero
     else { return }
     let now = ContinuousClock.now
-    let until = now + min(delay, Self.maximumDelay)
+    let until = now.advanced(byWait: min(delay, Self.maximumDelay))
     entries.withLock { entries in
       entries[key] = Entry(error: error, until: until)
       // An entry is otherwise dropped only when its key is asked again, and

@@ -34,7 +34,7 @@ enum TCPProbe {
 
   /// Tries each address of `host` in turn with a non-blocking connect.
   private static func connect(host: String, port: Int, timeout: Duration) -> Bool {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = ContinuousClock.now.advanced(byWait: timeout)
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
     hints.ai_socktype = streamType

@@ -182,6 +182,36 @@ final class ContinuedAnswerTests: XCTestCase {
     guard case .generationFailed? = second as? HybridInferenceError else { return XCTFail("\(second)") }
   }
 
+  func testAContinuationThatFails_leavesTheTranscriptAsItWas_andTheNextRequestSendsNoTraceOfIt() async throws {
+    let continuers: [ScriptedModel.Step] = [.fail(ScriptedError.decode), .failAfter([" is"], ScriptedError.decode)]
+    for continuer in continuers {
+      for streamed in [false, true] {
+        let cloud = ScriptedModel(
+          "cloud", placement: .cloud,
+          script: [.answer(["Hello."]), .failAfter(["The sky"], Self.lost), .answer(["Blue."])])
+        let local = ScriptedModel("local", placement: .onDevice, script: [continuer])
+        let session = resilient(cloud, local)
+        _ = try await session.respond(to: "Hi")
+        let before = session.transcript
+        var delivered: [String] = []
+        let thrown = await captureError {
+          guard streamed else { return try await session.respond(to: "Why?").content }
+          for try await snapshot in session.streamResponse(to: "Why?") { delivered.append(snapshot.content) }
+          return delivered.last ?? ""
+        }
+        XCTAssertTrue(thrown is HybridInferenceError, "\(String(describing: thrown))")
+        // Neither the prompt nor the partial answer is kept, as after any failure;
+        // a stream has delivered the partial answer to its caller.
+        XCTAssertEqual(session.transcript, before, "streamed: \(streamed)")
+        if streamed { XCTAssertEqual(delivered.first, "The sky") }
+        let response = try await session.respond(to: "Why?")
+        XCTAssertEqual(response.content, "Blue.")
+        XCTAssertEqual(cloud.requests.last?.transcript.entries, before.entries + [.prompt("Why?")])
+        XCTAssertEqual(session.transcript.entries.count, 4)
+      }
+    }
+  }
+
   func testNested_anInnerHybridPreparesTheContinuationForWhicheverModelItAsks() async throws {
     let cloud = ScriptedModel("cloud", placement: .cloud, script: [.failAfter(["The sky is"], Self.lost)])
     let device = ScriptedModel("device", placement: .onDevice, script: [.fail(ScriptedError.decode)])

@@ -288,7 +288,7 @@ final class HTTP1Exchange: @unchecked Sendable {
           // The connect timeout starts once the pool gave a slot (waiting
           // for one is bounded by the deadline only), and bounds every
           // connect, a retry's or a redirect's too.
-          let connectDeadline = min(ContinuousClock.now + connectTimeout, deadline)
+          let connectDeadline = min(ContinuousClock.now.advanced(byWait: connectTimeout), deadline)
           connection = try HTTP1Socket.connect(
             host: origin.host, port: origin.port, deadline: connectDeadline, isCancelled: { isCancelled },
             register: attach)
