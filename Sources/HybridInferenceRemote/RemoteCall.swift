@@ -89,7 +89,8 @@ package struct RemoteCall: Sendable {
   /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
   /// stops the exchange (whatever the status) with `.responseTooLarge`.
   package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
-    try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline) }
+    try options.validate()
+    return try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline) }
   }
 
   private func unsigned(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
@@ -119,10 +120,7 @@ package struct RemoteCall: Sendable {
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
   ) async throws {
-    let limit = options.maximumStreamedResponseBytes
-    guard limit > 0 else {
-      throw HybridInferenceError.invalidOptions("RequestOptions.maximumStreamedResponseBytes must be > 0, got \(limit)")
-    }
+    try options.validate()
     try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline, handle: handle) }
   }
 

@@ -16,12 +16,14 @@ public struct RequestOptions: Sendable, Hashable {
   /// the token: `.timedOut` too, nothing sent, and the provider's call is
   /// cancelled unless another request still waits for the same token.
   ///
-  /// Clamped into 0...365 days (as is every duration the library is given,
-  /// before any arithmetic): a longer limit is 365 days, a negative one zero.
+  /// Clamped to 365 days at most (as is every duration the library is given,
+  /// before any arithmetic); zero or less is `invalidOptions`, and nothing
+  /// is sent.
   public var timeout: Duration
   /// How long connecting (DNS, TCP and TLS) may take before the request is
   /// on its way; exceeding it is `HybridInferenceError.offline`. Clamped
-  /// into 0...365 days, and never later than `timeout`.
+  /// to 365 days at most, and never later than `timeout`; zero or less is
+  /// `invalidOptions`.
   public var connectTimeout: Duration
   /// Which failures are tried again, how often and how far apart.
   public var retryPolicy: RetryPolicy
