@@ -1,6 +1,8 @@
 import Foundation
 import HybridInferenceCore
 
+@testable import HybridInferenceRemote
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -101,6 +103,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     }
     self.listener = listener
     port = Int(UInt16(bigEndian: storage.sin6_port))
+    // A port an earlier test saw refused or timing out may come back as this
+    // server's: it listens now, so whatever the process remembered about it
+    // (the shared reachability memory, keyed by origin) is stale.
+    for host in ipv6 ? ["[::1]", "localhost"] : ["127.0.0.1", "localhost"] {
+      if let url = try? url(host: host), let origin = Origin(url) { ReachabilityMemory.shared.recordReachable(origin) }
+    }
     let thread = Thread { [self] in acceptLoop() }
     thread.start()
     for _ in 0..<(workers ?? 0) {
