@@ -4,9 +4,8 @@ import Foundation
 /// while it is written rather than read back in a second pass.
 ///
 /// Written here rather than taken from a package or a system library: the
-/// library adds no package, and no crypto library is linked today (linking
-/// libcrypto would make it a system dependency of every app that uses the
-/// library). Any split of the input gives the same digest: bytes that do not
+/// library adds no package and links no crypto library (libcrypto would
+/// become a system dependency of every app that uses the library). Any split of the input gives the same digest: bytes that do not
 /// fill a 64-byte block wait in the value until the next `update` or
 /// `finalize()`.
 ///
