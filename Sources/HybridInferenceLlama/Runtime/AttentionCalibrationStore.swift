@@ -152,7 +152,7 @@ final class AttentionCalibrationStore: Sendable {
   ) async -> AttentionCalibration.Verdict {
     guard let directory else { return await calibrate() }
     let lock = await MachineLock.take(in: directory.path, patience: lockPatience)
-    defer { lock.map { close($0) } }
+    defer { if let lock { close(lock) } }
     if let stored = stored(key: key, directory: directory) { return stored }
     let verdict = await calibrate()
     if !verdict.isTransient { store(verdict, key: key, directory: directory) }
