@@ -54,9 +54,12 @@ package struct RemoteCall: Sendable {
   /// Getting a token counts against the call's `deadline`: a provider that
   /// never returns ends the call with `.timedOut` at the deadline, as a
   /// server that never answers would, rather than holding it for good.
+  /// Options no answer can meet are refused first, before a token is asked
+  /// for or anything is sent.
   private func signed<Value>(
     _ request: URLRequest, deadline: ContinuousClock.Instant, _ exchange: (URLRequest) async throws -> Value
   ) async throws -> Value {
+    try options.validate()
     guard let authorizer else { return try await exchange(request) }
     let timedOut = HybridInferenceError.timedOut(options.timeout)
     var first = request
@@ -89,8 +92,7 @@ package struct RemoteCall: Sendable {
   /// `RequestOptions.maximumResponseBytes`: the first byte past the limit
   /// stops the exchange (whatever the status) with `.responseTooLarge`.
   package func unary(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
-    try options.validate()
-    return try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline) }
+    try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline) }
   }
 
   private func unsigned(_ request: URLRequest, deadline: ContinuousClock.Instant) async throws -> Data {
@@ -120,7 +122,6 @@ package struct RemoteCall: Sendable {
     _ request: URLRequest, deadline: ContinuousClock.Instant,
     handle: (SSEEvent) throws -> Void
   ) async throws {
-    try options.validate()
     try await signed(request, deadline: deadline) { try await unsigned($0, deadline: deadline, handle: handle) }
   }
 

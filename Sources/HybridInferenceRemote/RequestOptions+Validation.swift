@@ -13,11 +13,13 @@ extension RequestOptions {
   package var problem: String? {
     if timeout <= .zero { return "RequestOptions.timeout must be > 0, got \(timeout)" }
     if connectTimeout <= .zero { return "RequestOptions.connectTimeout must be > 0, got \(connectTimeout)" }
-    let sizes = [
-      ("maximumResponseBytes", maximumResponseBytes), ("maximumEventBytes", maximumEventBytes),
-      ("maximumStreamedResponseBytes", maximumStreamedResponseBytes),
-    ]
-    for (name, value) in sizes where value <= 0 { return "RequestOptions.\(name) must be > 0, got \(value)" }
+    if maximumResponseBytes <= 0 {
+      return "RequestOptions.maximumResponseBytes must be > 0, got \(maximumResponseBytes)"
+    }
+    if maximumEventBytes <= 0 { return "RequestOptions.maximumEventBytes must be > 0, got \(maximumEventBytes)" }
+    if maximumStreamedResponseBytes <= 0 {
+      return "RequestOptions.maximumStreamedResponseBytes must be > 0, got \(maximumStreamedResponseBytes)"
+    }
     return nil
   }
 

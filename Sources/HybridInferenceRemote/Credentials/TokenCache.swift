@@ -68,11 +68,11 @@ actor TokenCache {
     inFlight = fetch
     let number = fetch.number
     do {
-      let token = try await CancellableWait.value(of: fetch.task, deadline: deadline, timedOut: timedOut)
-      leave(number, abandoning: false)
-      return token
+      // A value means the fetch has already run `finish`, which cleared
+      // its place: only a waiter that gives up has anything to leave.
+      return try await CancellableWait.value(of: fetch.task, deadline: deadline, timedOut: timedOut)
     } catch {
-      leave(number, abandoning: true)
+      leave(number)
       throw error
     }
   }
@@ -95,13 +95,14 @@ actor TokenCache {
     return Fetch(number: number, task: task)
   }
 
-  /// One waiter of fetch `number` is done; the last to give up on it
-  /// (`abandoning`) cancels it.
-  private func leave(_ number: Int, abandoning: Bool) {
+  /// One waiter of fetch `number` gave up on it; the last to give up
+  /// cancels it. A fetch that has finished is no longer in flight, and
+  /// there is nothing to leave.
+  private func leave(_ number: Int) {
     guard var fetch = inFlight, fetch.number == number else { return }
     fetch.waiters -= 1
     inFlight = fetch
-    guard abandoning, fetch.waiters == 0 else { return }
+    guard fetch.waiters == 0 else { return }
     fetch.task.cancel()
     inFlight = nil
   }

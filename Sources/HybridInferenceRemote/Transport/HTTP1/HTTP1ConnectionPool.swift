@@ -63,17 +63,25 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
       let slice = min(max(deadline - ContinuousClock.now, .zero), .milliseconds(250))
       _ = waiter.wakeUp.wait(timeout: .now() + .milliseconds(Int(slice / .milliseconds(1)) + 1))
       lock.lock()
-      defer { lock.unlock() }
-      if let lease = waiter.lease { return Self.stillUsable(lease) }
+      if let lease = waiter.lease {
+        lock.unlock()
+        // The lease is this waiter's alone now (`handOverLocked` took it
+        // out of line), so its poll, and maybe close, need not hold the
+        // lock every other request waits on.
+        return Self.stillUsable(lease)
+      }
       // A slot freed by a sweep or a close goes to the first in line.
       if waiters.first === waiter, let lease = takeLocked() {
         waiters.removeFirst()
+        lock.unlock()
         return lease
       }
       if isCancelled() || ContinuousClock.now >= deadline {
         waiters.removeAll { $0 === waiter }
+        lock.unlock()
         throw URLError(isCancelled() ? .cancelled : .timedOut)
       }
+      lock.unlock()
     }
   }
 

@@ -172,7 +172,7 @@ final class HTTP1Exchange: @unchecked Sendable {
       client.poller.register(
         HTTP1Reading(
           exchange: self, attempt: .first(request), pool: early.pool, connection: early.socket, opened: false,
-          mayRetry: true))
+          mayRetry: Self.mayResend(request, afterWriting: true)))
     } else if !startThread({ self.drive(.first(self.request)) }) {
       abandon()
     }
@@ -302,7 +302,7 @@ final class HTTP1Exchange: @unchecked Sendable {
           try connection.write(bytes, from: &sent, until: deadline) { isCancelled }
           return HTTP1Reading(
             exchange: self, attempt: attempt, pool: pool, connection: connection, opened: opened,
-            mayRetry: mayRetry)
+            mayRetry: mayRetry && Self.mayResend(request, afterWriting: true))
         } catch
           where mayRetry && !isCancelled && Self.isStale(error)
           && Self.mayResend(request, afterWriting: sent > 0)

@@ -144,8 +144,7 @@ final class HTTP1Reading: @unchecked Sendable {
       releaseConnection()
       exchange.follow(next, after: attempt)
     case .failed(let error)
-    where mayRetry && !parser.receivedAnyByte && !exchange.isCancelled && HTTP1Exchange.isStale(error)
-      && HTTP1Exchange.mayResend(attempt.request, afterWriting: true):
+    where mayRetry && !parser.receivedAnyByte && !exchange.isCancelled && HTTP1Exchange.isStale(error):
       // The server closed the idle connection without answering after the
       // whole request went out: it may have read and run it, so only an
       // idempotent request goes again on a new connection, once, in the

@@ -211,9 +211,7 @@ struct HTTP1ResponseParser {
     if isHeadRequest || status.code == 204 || status.code == 304 {
       state = .done
     } else if try head.isChunked() {
-      guard !head.fields.contains(where: { HTTP1ResponseHead.sameToken($0.name, "Content-Length") }) else {
-        throw .conflictingFraming
-      }
+      guard head.value("Content-Length") == nil else { throw .conflictingFraming }
       state = .chunkSize
     } else if let length = try head.contentLength() {
       state = length == 0 ? .done : .fixed(remaining: length)
