@@ -53,7 +53,5 @@ enum ChatTemplateBenchmark {
       promptCharacters: text.count, usedModelTemplate: template.renderText(conversation) == text)
   }
 
-  private static func milliseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-  }
+  private static func milliseconds(_ duration: Duration) -> Double { duration.seconds * 1000 }
 }

@@ -66,10 +66,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     if let splices = JSONSplices.of(encoder) {
-      let problem =
-        nests(deeperThan: Self.maximumDepth)
-        ? "a value nests deeper than \(Self.maximumDepth) levels"
-        : hasNonFiniteNumber ? "a value holds a number that is not finite" : nil
+      let problem: String? =
+        switch jsonTextProblem {
+        case .tooDeep: "a value nests deeper than \(Self.maximumDepth) levels"
+        case .notFinite: "a value holds a number that is not finite"
+        case nil: nil
+        }
       if let problem {
         // The value in words, not itself: describing a deep value recurses.
         throw EncodingError.invalidValue(problem, .init(codingPath: encoder.codingPath, debugDescription: problem))
@@ -162,6 +164,36 @@ extension JSONValue {
   /// (`HybridInferenceError.invalidTranscript`, `.invalidToolCall`,
   /// `.unsupportedSchema`; `EncodingError` when a transcript is saved).
   public static let maximumDepth = 512
+
+  /// Why the value cannot become JSON text the library's reader takes back.
+  enum JSONTextProblem {
+    /// Nested deeper than `maximumDepth`.
+    case tooDeep
+    /// A number is infinite or NaN.
+    case notFinite
+  }
+
+  /// What keeps the value out of JSON text, or nil; nesting wins when both
+  /// are found. One walk with a stack of its own, which stops at the first
+  /// level past `maximumDepth`, so the check neither recurses nor walks a
+  /// value twice before it is written.
+  var jsonTextProblem: JSONTextProblem? {
+    var notFinite = false
+    var pending: [(value: JSONValue, depth: Int)] = [(self, 0)]
+    while let (value, depth) = pending.popLast() {
+      switch value {
+      case .number(let number) where !number.isFinite: notFinite = true
+      case .array(let items):
+        guard depth < Self.maximumDepth else { return .tooDeep }
+        pending.append(contentsOf: items.map { ($0, depth + 1) })
+      case .object(let members):
+        guard depth < Self.maximumDepth else { return .tooDeep }
+        pending.append(contentsOf: members.values.map { ($0, depth + 1) })
+      default: break
+      }
+    }
+    return notFinite ? .notFinite : nil
+  }
 
   /// Whether more than `limit` containers nest here; walked with a stack of
   /// its own, so any depth can be asked about.

@@ -88,19 +88,19 @@ struct TranscriptPart: Codable {
   /// refuse (nesting beyond `JSONValue.maximumDepth`). The error names the
   /// value in words, not the value itself: describing a deep value recurses.
   private static func text(_ value: JSONValue, _ encoder: any Encoder) throws -> String {
-    if value.nests(deeperThan: JSONValue.maximumDepth) {
+    switch value.jsonTextProblem {
+    case .tooDeep:
       throw EncodingError.invalidValue(
         "a JSONValue nested deeper than \(JSONValue.maximumDepth) levels",
         .init(
           codingPath: encoder.codingPath,
           debugDescription: "a tool value nests deeper than \(JSONValue.maximumDepth) levels"))
-    }
-    if value.hasNonFiniteNumber {
+    case .notFinite:
       throw EncodingError.invalidValue(
         value, .init(codingPath: encoder.codingPath, debugDescription: "a tool value holds a number that is not finite")
       )
+    case nil: return value.jsonText
     }
-    return value.jsonText
   }
 
   /// The value of JSON text read from `key`; `DecodingError` when it is not JSON.
@@ -113,22 +113,5 @@ struct TranscriptPart: Codable {
       throw DecodingError.dataCorruptedError(
         forKey: key, in: container, debugDescription: "\(key.rawValue) is not JSON: \(error)")
     }
-  }
-}
-
-extension JSONValue {
-  /// Whether a number in the value is infinite or NaN; walked with a stack
-  /// of its own.
-  var hasNonFiniteNumber: Bool {
-    var pending = [self]
-    while let value = pending.popLast() {
-      switch value {
-      case .number(let number) where !number.isFinite: return true
-      case .array(let items): pending.append(contentsOf: items)
-      case .object(let members): pending.append(contentsOf: members.values)
-      default: break
-      }
-    }
-    return false
   }
 }

@@ -41,6 +41,9 @@ package enum PrivateFile {
   /// Makes `path` and any missing parent, each made mode 0700. A path that
   /// exists as a directory (or a link to one the app made) is used as it is.
   package static func makeDirectory(_ path: String) throws(Failure) {
+    // Most calls find the directory there: one stat, not one per component.
+    var existing = stat()
+    if stat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFDIR { return }
     var made = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/") {
       made += "/" + component
@@ -93,13 +96,22 @@ package enum PrivateFile {
     }
   }
 
-  /// `bytes` at `path`, in `path`'s directory (made 0700 if missing): a
-  /// temporary file, synced, renamed into place.
-  package static func save(_ bytes: [UInt8], to path: String) throws(Failure) {
-    let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    let parent = directory.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : directory
-    try makeDirectory(parent)
-    try place(writeTemporary([bytes], in: parent, suffix: ".tmp", durable: true), at: path)
+  /// `bytes` as `name` in `directory` (made 0700 if missing): a temporary
+  /// file, synced, renamed into place.
+  package static func save(_ bytes: [UInt8], named name: String, in directory: String) throws(Failure) {
+    try makeDirectory(directory)
+    try place(writeTemporary([bytes], in: directory, suffix: ".tmp", durable: true), at: directory + "/" + name)
+  }
+
+  /// Opens `.lock` in `directory` (made 0700 if missing) for `flock`: created
+  /// mode 0600 if missing, never through a link, never truncated, so a link
+  /// planted there makes the lock unavailable rather than a write target.
+  /// The caller closes the descriptor, which releases the lock.
+  package static func openLock(in directory: String) throws(Failure) -> Int32 {
+    try makeDirectory(directory)
+    let lock = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard lock >= 0 else { throw Failure("cannot open the lock in \(directory)") }
+    return lock
   }
 
   /// Opens the library's own file at `path` for reading: not through a link,

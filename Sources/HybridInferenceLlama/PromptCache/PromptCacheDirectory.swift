@@ -56,19 +56,12 @@ final class PromptCacheDirectory: Sendable {
   /// Runs `body` holding the directory's lock (`LOCK_EX` or `LOCK_SH`);
   /// nil when the directory or its lock file cannot be made.
   private func locked<T>(_ operation: Int32, _ body: () throws -> T) rethrows -> T? {
-    guard makeDirectory() else { return nil }
-    let lock = open(path + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard lock >= 0 else { return nil }
+    guard let lock = try? PrivateFile.openLock(in: path) else { return nil }
     defer { close(lock) }
     while flock(lock, operation) != 0 {
       guard errno == EINTR else { return nil }
     }
     return try body()
-  }
-
-  /// Makes the directory, and any missing parent, with mode 0700.
-  private func makeDirectory() -> Bool {
-    (try? PrivateFile.makeDirectory(path)) != nil
   }
 
   /// The states the directory holds, from their names.
@@ -168,15 +161,23 @@ final class PromptCacheDirectory: Sendable {
       warn("cannot write in \(path): \(error)")
       return
     }
-    let placed = locked(LOCK_EX) { () -> Bool in
-      guard rename(temp, path + "/" + file.name) == 0 else { return false }
+    let placed = locked(LOCK_EX) { () -> PrivateFile.Failure? in
+      do throws(PrivateFile.Failure) {
+        try PrivateFile.place(temp, at: path + "/" + file.name)
+      } catch {
+        return error
+      }
       replaceExtended(by: file, tokens: tokens, keys: replacing)
       evict()
-      return true
+      return nil
     }
-    if placed != true {
+    switch placed {
+    case nil:
+      // The lock itself failed: the temporary file is still there.
       warn("cannot place a state in \(path) (\(String(cString: strerror(errno))))")
       unlink(temp)
+    case .some(.some(let failure)): warn("cannot place a state in \(path): \(failure)")
+    case .some(nil): break
     }
   }
 

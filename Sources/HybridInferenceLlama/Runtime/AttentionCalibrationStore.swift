@@ -180,6 +180,6 @@ final class AttentionCalibrationStore: Sendable {
   static func store(_ verdict: AttentionCalibration.Verdict, key: Key, directory: URL) {
     let record = Record(key: key.text, flash: verdict.flash, reason: verdict.reason, offFromDepth: verdict.offFromDepth)
     guard let data = try? JSONEncoder().encode(record) else { return }
-    try? PrivateFile.save(Array(data), to: directory.appendingPathComponent(key.fileName).path)
+    try? PrivateFile.save(Array(data), named: key.fileName, in: directory.path)
   }
 }

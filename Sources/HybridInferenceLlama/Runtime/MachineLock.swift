@@ -22,9 +22,7 @@ enum MachineLock {
   /// kept it past `patience`: the caller then goes on unlocked, at the cost of
   /// measuring twice.
   static func take(in directory: String, patience: Duration) async -> Int32? {
-    guard (try? PrivateFile.makeDirectory(directory)) != nil else { return nil }
-    let lock = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard lock >= 0 else { return nil }
+    guard let lock = try? PrivateFile.openLock(in: directory) else { return nil }
     let deadline = ContinuousClock.now + patience
     while flock(lock, LOCK_EX | LOCK_NB) != 0 {
       guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline,

@@ -72,7 +72,7 @@ final class PlantedLinkTests: XCTestCase {
       try plant(["file"], in: directory, to: victim, hard: hard)
       let old = umask(0o277)
       defer { umask(old) }
-      try PrivateFile.save(Array("new".utf8), to: directory + "/file")
+      try PrivateFile.save(Array("new".utf8), named: "file", in: directory)
       assertVictimUnchanged(victim)
       assertPrivateRegularFile(directory + "/file")
       XCTAssertEqual(FileManager.default.contents(atPath: directory + "/file"), Data("new".utf8))
