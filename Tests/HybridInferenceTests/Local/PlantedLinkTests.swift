@@ -95,9 +95,10 @@ final class PlantedLinkTests: XCTestCase {
 
   // MARK: The prompt cache
 
-  /// Its states' names (learnt from a first run in another directory),
-  /// `.lock`, and the temporary names a writer could guess (the process id
-  /// and a counter), all planted before the first save.
+  /// Its states' names (learnt from a first run in another directory) and
+  /// the temporary names a writer could guess (the process id and a
+  /// counter), all planted before the first save. A link at `.lock` is the
+  /// next test's.
   func testPromptCache_writesNoFileThroughALink_andItsStatesAre0600() async throws {
     let model = try LocalTestModels.require(LocalTestModels.tinyPath)
     let transcript = Transcript(entries: [
@@ -128,6 +129,9 @@ final class PlantedLinkTests: XCTestCase {
     }
   }
 
+  /// The lock is never opened through a link: with one at `.lock` the lock
+  /// cannot be taken, so no state is placed (a cache that cannot lock its
+  /// directory saves nothing, rather than sharing a lock with the victim's file).
   func testPromptCache_aLinkAtItsLock_writesNothingThroughIt() async throws {
     let victim = try makeVictim()
     let cache = root.appendingPathComponent("locked")
@@ -135,10 +139,13 @@ final class PlantedLinkTests: XCTestCase {
     let local = LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
       promptCache: .directory(cache))
-    _ = try await PromptCacheTests.answer(
+    let reply = try await PromptCacheTests.answer(
       Transcript(entries: [.prompt("Is it sunny in the city by the river today, would you say, my friend?")]),
       on: local, options: greedy)
     assertVictimUnchanged(victim)
+    XCTAssertTrue(reply.log.contains { $0.contains("cannot place a state") }, "\(reply.log)")
+    let left = try FileManager.default.contentsOfDirectory(atPath: cache.path)
+    XCTAssertEqual(left.filter { $0.hasSuffix(".kv") || $0.hasSuffix(".kvtmp") }, [], "no state saved without the lock")
   }
 
   // MARK: The attention decisions
