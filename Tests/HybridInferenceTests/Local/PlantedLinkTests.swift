@@ -1,13 +1,8 @@
-import CLlama
 import Foundation
 import XCTest
 
 @testable import HybridInferenceCore
-@testable import HybridInferenceGemini
-@testable import HybridInferenceJinja
 @testable import HybridInferenceLlama
-@testable import HybridInferenceOpenAI
-@testable import HybridInferenceRemote
 
 /// Someone who can write a directory the library writes in plants links (and
 /// hard links) at every name the library creates there, final and
@@ -150,20 +145,12 @@ final class PlantedLinkTests: XCTestCase {
 
   // MARK: The attention decisions
 
-  private func key() throws -> AttentionCalibrationStore.Key {
-    let shape = try XCTUnwrap(
-      AttentionCalibrationGraph.Shape(layers: 2, heads: 4, kvHeads: 2, headSize: 16, kvType: GGML_TYPE_F16))
-    let model = try ModelFingerprint(
-      path: "/planted-\(UUID().uuidString)", identity: XCTUnwrap(FileIdentity.of(path: "/")), descriptor: -1)
-    return AttentionCalibrationStore.Key(model: model, shape: shape, threads: 2, depths: [0, 256])
-  }
-
   /// The decision file's name, the temporary names a writer could guess,
   /// and `.lock`, in the machine's directory and in a prompt cache's.
   func testAttentionDecisions_writeNoFileThroughALink_andAre0600() async throws {
     let victim = try makeVictim()
     for hard in [false, true] {
-      let key = try key()
+      let key = try AttentionCalibrationStore.Key.test("planted-\(UUID().uuidString)")
       let machine = root.appendingPathComponent("machine-\(hard)")
       let cache = root.appendingPathComponent("cache-\(hard)")
       let names = [key.fileName, ".\(key.fileName).\(getpid()).tmp", ".lock"]
