@@ -6,10 +6,10 @@
 # could run nothing without anyone noticing. Reads `swift test list` of the
 # existing build (pass the build's flags); a few seconds, run after the build.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-die() { printf 'check-transport-twins: %s\n' "$*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$HI_SCRIPTS/.."
 
-listed="$(swift test list --skip-build "$@")" || die "swift test list failed"
+listed="$(swift test list --skip-build "$@")" || hi_die "swift test list failed"
 # "Subclass Base" for each class declaration followed, before the next one, by
 # an override of `transport`.
 pairs="$(find Tests -name '*.swift' -print0 | xargs -0 awk '
@@ -18,14 +18,14 @@ pairs="$(find Tests -name '*.swift' -print0 | xargs -0 awk '
   }
   /override class var transport/ && subclass != "" { print subclass, base; subclass = "" }
 ')"
-[ -n "$pairs" ] || die "no class overrides transport in Tests/"
+[ -n "$pairs" ] || hi_die "no class overrides transport in Tests/"
 tests_of() { sed -n "s|^[A-Za-z0-9_]*\\.$1/||p" <<< "$listed" | sort -u; }
 classes=0 tests=0
 while read -r subclass base; do
   base_tests="$(tests_of "$base")"
-  [ -n "$base_tests" ] || die "$base lists no tests"
+  [ -n "$base_tests" ] || hi_die "$base lists no tests"
   missing="$(comm -23 <(printf '%s\n' "$base_tests") <(tests_of "$subclass"))"
-  [ -z "$missing" ] || die "$subclass does not run these tests of $base (does it declare a test of its own?): $(tr '\n' ' ' <<< "$missing")"
+  [ -z "$missing" ] || hi_die "$subclass does not run these tests of $base (does it declare a test of its own?): $(tr '\n' ' ' <<< "$missing")"
   classes=$((classes + 1)) tests=$((tests + $(wc -l <<< "$base_tests")))
 done <<< "$pairs"
-echo "check-transport-twins: $tests tests of $classes classes run through both transports" >&2
+hi_log "check-transport-twins: $tests tests of $classes classes run through both transports"

@@ -49,18 +49,17 @@ public final class LlamaServerProcess: @unchecked Sendable {
   public static var binaryPath: String? {
     let environment = ProcessInfo.processInfo.environment
     if let path = environment["HYBRID_LLAMA_SERVER"], !path.isEmpty { return path }
-    var candidates: [String] = []
+    func executable(_ path: String) -> Bool { FileManager.default.isExecutableFile(atPath: path) }
     if let prefix = environment["PKG_CONFIG_PATH"]?.split(separator: ":").first {
       // .../lib/pkgconfig -> .../bin/llama-server
-      candidates.append(
-        URL(fileURLWithPath: String(prefix)).deletingLastPathComponent().deletingLastPathComponent()
-          .appendingPathComponent("bin/llama-server").path)
+      let path = URL(fileURLWithPath: String(prefix)).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("bin/llama-server").path
+      if executable(path) { return path }
     }
-    if let prefix = setUpPrefix { candidates.append(prefix + "/bin/llama-server") }
-    for directory in (environment["PATH"] ?? "").split(separator: ":") {
-      candidates.append(String(directory) + "/llama-server")
-    }
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    // Reading the set-up's prefix starts bash: only when the entry above has no binary.
+    if let prefix = setUpPrefix, executable(prefix + "/bin/llama-server") { return prefix + "/bin/llama-server" }
+    return (environment["PATH"] ?? "").split(separator: ":").map { String($0) + "/llama-server" }
+      .first(where: executable)
   }
 
   /// `LLAMA_PREFIX` as scripts/common.sh computes it (from the pinned

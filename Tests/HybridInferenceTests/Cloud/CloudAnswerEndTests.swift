@@ -3,9 +3,6 @@ import XCTest
 
 @testable import HybridInferenceCore
 @testable import HybridInferenceGemini
-@testable import HybridInferenceJinja
-@testable import HybridInferenceLlama
-@testable import HybridInferenceOpenAI
 @testable import HybridInferenceRemote
 
 /// Whether a Gemini answer is whole is decided by how its body ended, not by

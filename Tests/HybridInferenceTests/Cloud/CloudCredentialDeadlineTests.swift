@@ -80,13 +80,6 @@ final class CloudCredentialDeadlineTests: CloudTestCase {
     }
   }
 
-  /// Waits (a few seconds at most) until `condition` holds.
-  private func eventually(_ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-    return condition()
-  }
-
   func testGemini_aProviderThatNeverReturns_timesOutAtTheDeadline_andIsCancelled() async throws {
     let name = "echo~\(uniqueID())"
     let provider = HangingProvider()
@@ -99,8 +92,7 @@ final class CloudCredentialDeadlineTests: CloudTestCase {
     // Each request asked the provider afresh: the first one's hung call
     // was given up (cancelled), not joined by the next.
     XCTAssertEqual(provider.calls, 2)
-    let cancelled = try await eventually { provider.cancelled == 2 }
-    XCTAssertTrue(cancelled, "the provider's calls were not cancelled: \(provider.cancelled) of 2")
+    try await waitUntil(timeout: .seconds(5)) { provider.cancelled == 2 }
     let sent = try await server.requestCount(name)
     XCTAssertEqual(sent, 0, "nothing is sent without a token")
   }
@@ -128,8 +120,7 @@ final class CloudCredentialDeadlineTests: CloudTestCase {
       unary: { try await model.respond(to: Self.request).text },
       streamed: { try await drainedTextBytes(model.streamResponse(to: Self.request)) })
     XCTAssertEqual(provider.calls, 2)
-    let cancelled = try await eventually { provider.cancelled == 2 }
-    XCTAssertTrue(cancelled, "the provider's calls were not cancelled: \(provider.cancelled) of 2")
+    try await waitUntil(timeout: .seconds(5)) { provider.cancelled == 2 }
     let sent = try await OpenAITestServers.requestCount(stub, model: "echo")
     XCTAssertEqual(sent, 0, "nothing is sent without a token")
   }

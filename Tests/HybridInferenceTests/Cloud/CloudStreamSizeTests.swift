@@ -51,7 +51,7 @@ class CloudStreamSizeTests: CloudTestCase {
       // allocations; an unbounded stream holds every byte the server sent.
       print("stream flood \(behaviour): peak memory rose \(growth >> 10) KiB over a \(limit >> 10) KiB limit")
       XCTAssertLessThan(growth, limit + (64 << 20), "\(behaviour): peak memory rose \(growth >> 20) MiB")
-      try await assertServerStopsWriting(name)
+      try await assertWritingStops { try await server.endlessBodiesBeingWritten(name) }
     }
   }
 
@@ -65,7 +65,7 @@ class CloudStreamSizeTests: CloudTestCase {
       XCTAssertFalse(outcome.guardFired, "\(behaviour): the deadline did not end the stream")
       XCTAssertTrue(isTimedOut(outcome.error), "\(behaviour): expected timedOut, got \(outcome.result)")
       XCTAssertLessThan(outcome.elapsed, timeout * 2 + .seconds(1), "\(behaviour): the deadline fired late")
-      try await assertServerStopsWriting(name)
+      try await assertWritingStops { try await server.endlessBodiesBeingWritten(name) }
     }
   }
 
@@ -75,7 +75,7 @@ class CloudStreamSizeTests: CloudTestCase {
     for limit in [0, -1, Int.min] {
       let name = "echo~\(uniqueID())"
       let outcome = await guardedRun(.seconds(30), stream(name, options(limit: limit, timeout: .seconds(5))))
-      guard case .invalidOptions? = outcome.error as? HybridInferenceError else {
+      guard isInvalidOptions(outcome.error) else {
         XCTFail("limit \(limit): expected invalidOptions, got \(outcome.result)")
         continue
       }
@@ -92,16 +92,4 @@ class CloudStreamSizeTests: CloudTestCase {
     XCTAssertEqual(try outcome.result.get(), 89_000)
   }
 
-  /// A stream that ended also hung up: the server's write fails within a
-  /// moment, rather than the flood going on into a connection nobody reads
-  /// (or one given back to the pool).
-  private func assertServerStopsWriting(_ model: String, line: UInt = #line) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
-    var writing = try await server.endlessBodiesBeingWritten(model)
-    while writing != 0 && ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(50))
-      writing = try await server.endlessBodiesBeingWritten(model)
-    }
-    XCTAssertEqual(writing, 0, "the server still writes the body of a stream that ended", line: line)
-  }
 }

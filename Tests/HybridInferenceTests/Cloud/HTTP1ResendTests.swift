@@ -16,11 +16,7 @@ import XCTest
 /// loop above it; one whose idle connection the server had closed before
 /// it was written goes out once, on a new connection.
 final class HTTP1ResendTests: XCTestCase {
-  private static let answer =
-    #"{"id":"1","object":"chat.completion","model":"m","choices":[{"index":0,"#
-    + #""message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#
-  private static let ok =
-    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)"
+  private static let ok = ScriptedAPIReplies.openAIAnswer("ok")
 
   /// A model on `server` with the default retry policy, so the retry loop
   /// has its say as well as the client.

@@ -130,14 +130,3 @@ final class ServerDurationEdgeTests: XCTestCase {
     }
   }
 }
-
-extension Result where Failure == any Error {
-  /// The outcome of `body`, which may throw.
-  fileprivate init(_ body: () async throws -> Success) async {
-    do {
-      self = .success(try await body())
-    } catch {
-      self = .failure(error)
-    }
-  }
-}

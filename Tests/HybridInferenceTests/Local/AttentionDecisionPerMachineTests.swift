@@ -2,11 +2,7 @@ import Foundation
 import XCTest
 
 @testable import HybridInferenceCore
-@testable import HybridInferenceGemini
-@testable import HybridInferenceJinja
 @testable import HybridInferenceLlama
-@testable import HybridInferenceOpenAI
-@testable import HybridInferenceRemote
 
 /// `.automatic` flash attention is decided once per machine: the first
 /// process measures and stores the decision in the machine's directory

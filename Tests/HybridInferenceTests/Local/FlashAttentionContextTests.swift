@@ -17,13 +17,6 @@ final class FlashAttentionContextTests: XCTestCase {
     FileManager.default.temporaryDirectory.appendingPathComponent("fa-\(UUID().uuidString)")
   }
 
-  private func key(_ name: String) throws -> AttentionCalibrationStore.Key {
-    let shape = try XCTUnwrap(
-      AttentionCalibrationGraph.Shape(layers: 2, heads: 4, kvHeads: 2, headSize: 16, kvType: GGML_TYPE_F16))
-    let model = try ModelFingerprint(path: "/\(name)", identity: XCTUnwrap(FileIdentity.of(path: "/")), descriptor: -1)
-    return AttentionCalibrationStore.Key(model: model, shape: shape, threads: 2, depths: [0, 256])
-  }
-
   func testTheContext_getsTheDecidedSetting_andThePromptCacheKeyReadsIt() async throws {
     let path = try LocalTestModels.require(LocalTestModels.tinyPath)
     let directory = temporaryDirectory()
@@ -70,7 +63,7 @@ final class FlashAttentionContextTests: XCTestCase {
   func testAStoredDecision_isReadBack_withoutCalibrating() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let key = try key("stored")
+    let key = try AttentionCalibrationStore.Key.test("stored")
     AttentionCalibrationStore.store(
       AttentionCalibration.Verdict(flash: true, reason: "on (-8.0%)"), key: key, directory: directory)
     let verdict = await AttentionCalibrationStore().verdict(for: key, directory: directory) {
@@ -94,9 +87,9 @@ final class FlashAttentionContextTests: XCTestCase {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let key = try key("damaged")
+    let key = try AttentionCalibrationStore.Key.test("damaged")
     let path = directory.appendingPathComponent(key.fileName)
-    let other = try self.key("other")
+    let other = try AttentionCalibrationStore.Key.test("other")
     let foreign = try JSONEncoder().encode(
       AttentionCalibrationStore.Record(key: other.text, flash: true, reason: "on"))
     let huge = Data(repeating: 0x20, count: AttentionCalibrationStore.maximumFileBytes + 10)
@@ -126,7 +119,7 @@ final class FlashAttentionContextTests: XCTestCase {
   /// calibrated anew, decided otherwise, and so missed the parent's states).
   func testAProcessDecision_isWrittenToEachDirectory_andAStoredOneWins() async throws {
     let store = AttentionCalibrationStore()
-    let key = try key("directories")
+    let key = try AttentionCalibrationStore.Key.test("directories")
     let (empty, holding) = (temporaryDirectory(), temporaryDirectory())
     defer { for directory in [empty, holding] { try? FileManager.default.removeItem(at: directory) } }
     AttentionCalibrationStore.store(
@@ -147,7 +140,7 @@ final class FlashAttentionContextTests: XCTestCase {
 
   func testOneProcess_calibratesAKeyOnce_howeverManyAsk() async throws {
     let store = AttentionCalibrationStore()
-    let key = try key("once")
+    let key = try AttentionCalibrationStore.Key.test("once")
     let calls = Locked(0)
     let verdicts = await withTaskGroup(of: Bool?.self) { group in
       for _ in 0..<8 {

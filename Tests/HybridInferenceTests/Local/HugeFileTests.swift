@@ -3,11 +3,7 @@ import Foundation
 import XCTest
 
 @testable import HybridInferenceCore
-@testable import HybridInferenceGemini
-@testable import HybridInferenceJinja
 @testable import HybridInferenceLlama
-@testable import HybridInferenceOpenAI
-@testable import HybridInferenceRemote
 
 /// At every name the library reads its own files from, a huge sparse file
 /// (gigabytes long, nothing on disk) with a header that looks right, or a
@@ -34,15 +30,6 @@ final class HugeFileTests: XCTestCase {
     defer { close(descriptor) }
     XCTAssertEqual(prefix.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }, prefix.count)
     XCTAssertEqual(ftruncate(descriptor, off_t(size)), 0)
-  }
-
-  /// How far the peak resident size rose while `body` ran.
-  private func peakGrowth<T>(_ body: () throws -> T) rethrows -> (T, Int) {
-    // Linux resets the peak (VmHWM) to the current size when 5 is written here.
-    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-    let before = HostileChild.memory("VmRSS")
-    let result = try body()
-    return (result, HostileChild.memory("VmHWM") - before)
   }
 
   /// `header` with its state length set to `stateBytes` and its own checksum made good again.
@@ -95,17 +82,14 @@ final class HugeFileTests: XCTestCase {
     ]
     for (label, prefix, size, bound) in cases {
       try sparse(path, prefix: prefix, size: size)
-      let (loaded, growth) = peakGrowth { load(bound: bound) }
+      let (loaded, growth) = await peakResidentGrowth { load(bound: bound) }
       XCTAssertNil(loaded, label)
       XCTAssertLessThan(growth, allowedGrowth, "\(label): the peak resident size rose \(growth >> 20) MiB")
     }
   }
 
-  func testAHugeAttentionDecisionFile_isIgnoredWithoutReadingIt() throws {
-    let shape = try XCTUnwrap(
-      AttentionCalibrationGraph.Shape(layers: 2, heads: 4, kvHeads: 2, headSize: 16, kvType: GGML_TYPE_F16))
-    let model = try ModelFingerprint(path: "/huge", identity: XCTUnwrap(FileIdentity.of(path: "/")), descriptor: -1)
-    let key = AttentionCalibrationStore.Key(model: model, shape: shape, threads: 2, depths: [0, 256])
+  func testAHugeAttentionDecisionFile_isIgnoredWithoutReadingIt() async throws {
+    let key = try AttentionCalibrationStore.Key.test("huge")
     let record = try JSONEncoder().encode(AttentionCalibrationStore.Record(key: key.text, flash: true, reason: "on"))
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let path = directory.appendingPathComponent(key.fileName).path
@@ -113,7 +97,9 @@ final class HugeFileTests: XCTestCase {
     XCTAssertEqual(AttentionCalibrationStore.stored(key: key, directory: directory)?.flash, true)
     // The same record, then a hole of 8 GiB: not a decision.
     try sparse(path, prefix: Array(record), size: 8 << 30)
-    let (stored, growth) = peakGrowth { AttentionCalibrationStore.stored(key: key, directory: directory) }
+    let (stored, growth) = await peakResidentGrowth {
+      AttentionCalibrationStore.stored(key: key, directory: directory)
+    }
     XCTAssertNil(stored)
     XCTAssertLessThan(growth, allowedGrowth, "the peak resident size rose \(growth >> 20) MiB")
   }

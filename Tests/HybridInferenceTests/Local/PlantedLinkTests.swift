@@ -1,13 +1,8 @@
-import CLlama
 import Foundation
 import XCTest
 
 @testable import HybridInferenceCore
-@testable import HybridInferenceGemini
-@testable import HybridInferenceJinja
 @testable import HybridInferenceLlama
-@testable import HybridInferenceOpenAI
-@testable import HybridInferenceRemote
 
 /// Someone who can write a directory the library writes in plants links (and
 /// hard links) at every name the library creates there, final and
@@ -95,9 +90,10 @@ final class PlantedLinkTests: XCTestCase {
 
   // MARK: The prompt cache
 
-  /// Its states' names (learnt from a first run in another directory),
-  /// `.lock`, and the temporary names a writer could guess (the process id
-  /// and a counter), all planted before the first save.
+  /// Its states' names (learnt from a first run in another directory) and
+  /// the temporary names a writer could guess (the process id and a
+  /// counter), all planted before the first save. A link at `.lock` is the
+  /// next test's.
   func testPromptCache_writesNoFileThroughALink_andItsStatesAre0600() async throws {
     let model = try LocalTestModels.require(LocalTestModels.tinyPath)
     let transcript = Transcript(entries: [
@@ -128,6 +124,9 @@ final class PlantedLinkTests: XCTestCase {
     }
   }
 
+  /// The lock is never opened through a link: with one at `.lock` the lock
+  /// cannot be taken, so no state is placed (a cache that cannot lock its
+  /// directory saves nothing, rather than sharing a lock with the victim's file).
   func testPromptCache_aLinkAtItsLock_writesNothingThroughIt() async throws {
     let victim = try makeVictim()
     let cache = root.appendingPathComponent("locked")
@@ -135,28 +134,23 @@ final class PlantedLinkTests: XCTestCase {
     let local = LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
       promptCache: .directory(cache))
-    _ = try await PromptCacheTests.answer(
+    let reply = try await PromptCacheTests.answer(
       Transcript(entries: [.prompt("Is it sunny in the city by the river today, would you say, my friend?")]),
       on: local, options: greedy)
     assertVictimUnchanged(victim)
+    XCTAssertTrue(reply.log.contains { $0.contains("cannot place a state") }, "\(reply.log)")
+    let left = try FileManager.default.contentsOfDirectory(atPath: cache.path)
+    XCTAssertEqual(left.filter { $0.hasSuffix(".kv") || $0.hasSuffix(".kvtmp") }, [], "no state saved without the lock")
   }
 
   // MARK: The attention decisions
-
-  private func key() throws -> AttentionCalibrationStore.Key {
-    let shape = try XCTUnwrap(
-      AttentionCalibrationGraph.Shape(layers: 2, heads: 4, kvHeads: 2, headSize: 16, kvType: GGML_TYPE_F16))
-    let model = try ModelFingerprint(
-      path: "/planted-\(UUID().uuidString)", identity: XCTUnwrap(FileIdentity.of(path: "/")), descriptor: -1)
-    return AttentionCalibrationStore.Key(model: model, shape: shape, threads: 2, depths: [0, 256])
-  }
 
   /// The decision file's name, the temporary names a writer could guess,
   /// and `.lock`, in the machine's directory and in a prompt cache's.
   func testAttentionDecisions_writeNoFileThroughALink_andAre0600() async throws {
     let victim = try makeVictim()
     for hard in [false, true] {
-      let key = try key()
+      let key = try AttentionCalibrationStore.Key.test("planted-\(UUID().uuidString)")
       let machine = root.appendingPathComponent("machine-\(hard)")
       let cache = root.appendingPathComponent("cache-\(hard)")
       let names = [key.fileName, ".\(key.fileName).\(getpid()).tmp", ".lock"]

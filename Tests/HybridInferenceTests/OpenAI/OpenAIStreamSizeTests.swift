@@ -42,7 +42,7 @@ final class OpenAIStreamSizeTests: OpenAIStubTestCase {
           isResponseTooLarge(outcome.error, limit: limit), "\(what): expected responseTooLarge, got \(outcome.result)")
         print("stream flood \(what): peak memory rose \(growth >> 10) KiB over a \(limit >> 10) KiB limit")
         XCTAssertLessThan(growth, limit + (64 << 20), "\(what): peak memory rose \(growth >> 20) MiB")
-        try await assertStubStopsWriting(name)
+        try await assertWritingStops { try await OpenAITestServers.floodsBeingWritten(stub, model: name) }
       }
     }
   }
@@ -59,18 +59,9 @@ final class OpenAIStreamSizeTests: OpenAIStubTestCase {
         XCTAssertFalse(outcome.guardFired, "\(what): the deadline did not end the stream")
         XCTAssertTrue(isTimedOut(outcome.error), "\(what): expected timedOut, got \(outcome.result)")
         XCTAssertLessThan(outcome.elapsed, timeout * 2 + .seconds(1), "\(what): the deadline fired late")
-        try await assertStubStopsWriting(name)
+        try await assertWritingStops { try await OpenAITestServers.floodsBeingWritten(stub, model: name) }
       }
     }
   }
 
-  private func assertStubStopsWriting(_ model: String, line: UInt = #line) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
-    var writing = try await OpenAITestServers.floodsBeingWritten(stub, model: model)
-    while writing != 0 && ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(50))
-      writing = try await OpenAITestServers.floodsBeingWritten(stub, model: model)
-    }
-    XCTAssertEqual(writing, 0, "the stub still writes the body of a stream that ended", line: line)
-  }
 }

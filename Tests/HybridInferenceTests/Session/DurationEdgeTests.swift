@@ -106,12 +106,8 @@ final class DurationEdgeTests: XCTestCase {
           model: CloudGeminiModel(
             name: model, apiKey: "k", baseURL: baseURL, requestOptions: options, logHandler: .silent),
           logHandler: .silent)
-        do {
-          let response =
-            streamed ? try await session.streamResponse(to: "Hi").collect() : try await session.respond(to: "Hi")
-          return .success(response.content)
-        } catch {
-          return .failure(error)
+        return await Result {
+          try await (streamed ? session.streamResponse(to: "Hi").collect() : session.respond(to: "Hi")).content
         }
       }
       for transport in [RequestOptions.Transport.automatic, .urlSession] {
@@ -124,7 +120,7 @@ final class DurationEdgeTests: XCTestCase {
             switch await ask(options, streamed: streamed) {
             case .success(let text): XCTAssertTrue(value > .zero && text == "ok", "\(label): \(text)")
             case .failure(let error):
-              XCTAssertTrue(value <= .zero && Self.isInvalidOptions(error), "\(label): \(error)")
+              XCTAssertTrue(value <= .zero && isInvalidOptions(error), "\(label): \(error)")
             }
             options = RequestOptions(
               timeout: .seconds(20), connectTimeout: value, retryPolicy: .none, remembersOffline: false,
@@ -133,7 +129,7 @@ final class DurationEdgeTests: XCTestCase {
             switch await ask(options, streamed: streamed) {
             case .success(let text): XCTAssertTrue(value > .zero && text == "ok", "\(label): \(text)")
             case .failure(let error):
-              XCTAssertTrue(value <= .zero && Self.isInvalidOptions(error), "\(label): \(error)")
+              XCTAssertTrue(value <= .zero && isInvalidOptions(error), "\(label): \(error)")
             }
           }
           // The backoff: every wait is clamped, and waits that fit the
@@ -155,11 +151,5 @@ final class DurationEdgeTests: XCTestCase {
         }
       }
     }
-  }
-
-  /// Whether `error` is `HybridInferenceError.invalidOptions`.
-  static func isInvalidOptions(_ error: any Error) -> Bool {
-    if case HybridInferenceError.invalidOptions = error { return true }
-    return false
   }
 }

@@ -36,6 +36,17 @@ func guardedRun<Value: Sendable>(
   return GuardedOutcome(result: result, elapsed: ContinuousClock.now - started, guardFired: fired)
 }
 
+extension Result where Failure == any Error {
+  /// The outcome of `body`, which may throw.
+  init(_ body: () async throws -> Success) async {
+    do {
+      self = .success(try await body())
+    } catch {
+      self = .failure(error)
+    }
+  }
+}
+
 /// Reads a stream of deltas to its end, keeping only how much text came
 /// (holding every delta would measure the test, not the library).
 func drainedTextBytes(_ stream: ResponseDeltaStream) async throws -> Int {
@@ -65,4 +76,26 @@ func isResponseTooLarge(_ error: (any Error)?, limit: Int) -> Bool {
 func isTimedOut(_ error: (any Error)?) -> Bool {
   guard case .timedOut? = error as? HybridInferenceError else { return false }
   return true
+}
+
+/// Whether `error` is `.invalidOptions`.
+func isInvalidOptions(_ error: (any Error)?) -> Bool {
+  guard case .invalidOptions? = error as? HybridInferenceError else { return false }
+  return true
+}
+
+/// Polls `bodiesBeingWritten` (how many endless bodies a test server still
+/// writes) for a few seconds until it reads 0: a stream that ended also hung
+/// up, so the server's write fails within a moment, rather than the flood
+/// going on into a connection nobody reads (or one given back to the pool).
+func assertWritingStops(
+  file: StaticString = #filePath, line: UInt = #line, _ bodiesBeingWritten: () async throws -> Int
+) async throws {
+  let deadline = ContinuousClock.now + .seconds(5)
+  var writing = try await bodiesBeingWritten()
+  while writing != 0 && ContinuousClock.now < deadline {
+    try await Task.sleep(for: .milliseconds(50))
+    writing = try await bodiesBeingWritten()
+  }
+  XCTAssertEqual(writing, 0, "the server still writes the body of a stream that ended", file: file, line: line)
 }
