@@ -140,6 +140,11 @@ package enum RemoteErrorMapping {
     case .badServerResponse where !receivedResponse:
       // Closed without answering; the same rule.
       return reached ? HybridInferenceError.connectionLost(urlError) : HybridInferenceError.offline(urlError)
+    case .unsupportedURL where ["http", "https"].contains(urlError.failingURL?.scheme?.lowercased()):
+      // URLSession on Linux (libcurl) reports a reply whose status line is
+      // not HTTP this way; an http(s) URL is one it supports, so it is the
+      // reply that is wrong, and the server was reached.
+      return HybridInferenceError.malformedResponse("the reply is not HTTP")
     case .badURL, .unsupportedURL:
       return HybridInferenceError.invalidOptions(
         "the base URL is not usable: \(HybridInferenceError.describe(urlError))")

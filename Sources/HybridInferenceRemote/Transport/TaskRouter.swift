@@ -190,7 +190,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     if let refusal = route.refusal {
       route.continuation.finish(throwing: refusal)
     } else if let error {
-      route.continuation.finish(throwing: Self.sessionError(from: error, afterResponse: task.response != nil))
+      route.continuation.finish(throwing: Self.urlError(from: error, afterResponse: task.response != nil))
     } else {
       route.continuation.finish()
     }
@@ -224,19 +224,6 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     guard let origin = failingURL.flatMap(Self.origin(of:)) else { return URLError(code) }
     return URLError(
       code, userInfo: [NSURLErrorFailingURLErrorKey: origin, Self.failingURLStringKey: origin.absoluteString])
-  }
-
-  /// A URLSession task's failure as `urlError` gives it, but for one libcurl
-  /// quirk: a reply whose status line is not HTTP arrives as
-  /// `.unsupportedURL`. On an http(s) URL, one it supports, it is the reply
-  /// that is wrong and the server was reached, so it is
-  /// `TransportFailure.malformedResponse`, not an unusable base URL.
-  private static func sessionError(from error: any Error, afterResponse: Bool) -> any Error {
-    let mapped = urlError(from: error, afterResponse: afterResponse)
-    guard let urlError = mapped as? URLError, urlError.code == .unsupportedURL,
-      ["http", "https"].contains(urlError.failingURL?.scheme?.lowercased())
-    else { return mapped }
-    return TransportFailure.malformedResponse(reason: HTTP1ParseError.malformedStatusLine.reason)
   }
 
   /// The key `URLError.failureURLString` reads: Foundation's deprecated
