@@ -8,7 +8,7 @@ import PackageDescription
 // changes (seen with Swift 6.3: stale objects, undefined symbols at link time).
 let libraryModules: [Target.Dependency] = [
   "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
-  "HybridInferenceOpenAI", "HybridInferenceLlama",
+  "HybridInferenceOpenAI", "HybridInferenceDownload", "HybridInferenceLlama",
 ]
 
 let package = Package(
@@ -58,6 +58,14 @@ let package = Package(
       dependencies: ["HybridInferenceCore", "HybridInferenceRemote"],
       path: "Sources/HybridInferenceOpenAI"
     ),
+    // Model files fetched by the library itself (`ModelSource`, `ModelStore`,
+    // `DownloadProgress`): the hub cache layout, resumable verified downloads
+    // over the shared transport.
+    .target(
+      name: "HybridInferenceDownload",
+      dependencies: ["CHybridOS", "HybridInferenceCore", "HybridInferenceRemote"],
+      path: "Sources/HybridInferenceDownload"
+    ),
     // The Jinja engine that runs chat templates: a value in, text out.
     .target(name: "HybridInferenceJinja", path: "Sources/HybridInferenceJinja"),
     // llama.cpp's C API, found through pkg-config (`llama.pc`): a distribution
@@ -71,7 +79,7 @@ let package = Package(
     // `LocalSystemModel`: the runtime, sampler, GGUF checks and chat templates.
     .target(
       name: "HybridInferenceLlama",
-      dependencies: ["CHybridOS", "HybridInferenceCore", "HybridInferenceJinja", "CLlama"],
+      dependencies: ["CHybridOS", "HybridInferenceCore", "HybridInferenceDownload", "HybridInferenceJinja", "CLlama"],
       path: "Sources/HybridInferenceLlama"
     ),
     // The products' umbrella modules: re-exports only.
@@ -79,7 +87,7 @@ let package = Package(
       name: "HybridInference",
       dependencies: [
         "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
-        "HybridInferenceOpenAI", "HybridInferenceLlama",
+        "HybridInferenceOpenAI", "HybridInferenceDownload", "HybridInferenceLlama",
       ],
       path: "Sources/HybridInference"
     ),
@@ -138,7 +146,7 @@ let package = Package(
       name: "HybridInferenceTests",
       dependencies: [
         "HybridInference", "HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
-        "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceLlama",
+        "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceDownload", "HybridInferenceLlama",
         "CHybridOS", "GeminiServerProcess", "OpenAIServers", "TestPrerequisites",
       ],
       path: "Tests/HybridInferenceTests"

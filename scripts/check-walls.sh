@@ -18,7 +18,8 @@ HybridInferenceRemote:HybridInferenceCore
 HybridInferenceGemini:HybridInferenceCore,HybridInferenceRemote
 HybridInferenceOpenAI:HybridInferenceCore,HybridInferenceRemote
 HybridInferenceJinja:
-HybridInferenceLlama:CLlama,HybridInferenceCore,HybridInferenceJinja
+HybridInferenceDownload:HybridInferenceCore,HybridInferenceRemote
+HybridInferenceLlama:CLlama,HybridInferenceCore,HybridInferenceDownload,HybridInferenceJinja
 HybridInferenceCloud:HybridInferenceCore,HybridInferenceGemini,HybridInferenceOpenAI,HybridInferenceRemote
 CHybridOS:'
 actual=$(swift package dump-package | python3 -c '
@@ -27,7 +28,7 @@ targets = {t["name"]: t for t in json.load(sys.stdin)["targets"]}
 def deps(name):
     return sorted(d.get("byName", d.get("target", [None]))[0] for d in targets[name]["dependencies"])
 for name in ["HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGemini",
-             "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceLlama",
+             "HybridInferenceOpenAI", "HybridInferenceJinja", "HybridInferenceDownload", "HybridInferenceLlama",
              "HybridInferenceCloud"]:
     print(name + ":" + ",".join(d for d in deps(name) if d != "CHybridOS"))
 print("CHybridOS:" + ",".join(deps("CHybridOS")))

@@ -47,7 +47,7 @@ entry() {
 
 # The library's targets, instrumented, as the modules the entry files import
 # (in dependency order: each module finds the ones before it in $OUT).
-MODULES="HybridInferenceCore HybridInferenceRemote HybridInferenceGemini HybridInferenceOpenAI HybridInferenceJinja HybridInferenceLlama"
+MODULES="HybridInferenceCore HybridInferenceRemote HybridInferenceGemini HybridInferenceOpenAI HybridInferenceDownload HybridInferenceJinja HybridInferenceLlama"
 STAMP="$OUT/HybridInference.stamp"
 if [ ! -f "$STAMP" ] || [ -n "$(find Sources \( -name '*.swift' -o -name '*.[ch]' \) -newer "$STAMP" | head -1)" ]; then
   hi_log "fuzz: building the instrumented library (a few minutes the first time)"

@@ -1,6 +1,7 @@
 import CLlama
 import Foundation
 import HybridInferenceCore
+import HybridInferenceDownload
 import HybridInferenceJinja
 
 /// The on-device model: a GGUF file run by llama.cpp.
@@ -19,8 +20,13 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// cache that `make setup` fills (see the OnDeviceModel article).
   public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
 
-  /// The GGUF file.
-  public let modelPath: String
+  /// The GGUF file: the path given, or where the source's download put it
+  /// (empty while a hub file is not on disk: its path names the commit the
+  /// hub has not said yet).
+  public var modelPath: String { location.path ?? "" }
+  /// Where the file comes from when the library fetches it; nil for a model
+  /// given by path.
+  public var source: ModelSource? { location.download?.source }
   /// Tokens of context per session; nil means 4096, or less if the model was
   /// trained on less. At most `maximumContextSize`; zero or less makes
   /// requests throw `invalidOptions`.
@@ -58,7 +64,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// at most a quarter of memory (`ModelMemory`).
   public let memory: ModelMemory
 
-  private let fileCheck: ModelFileCheck
+  /// Where the file is, and the verdict on it.
+  let location: ModelFileLocation
   private let handle: LoadedModelHandle
 
   /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
@@ -73,17 +80,28 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
     promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic
   ) {
+    self.init(
+      location: ModelFileLocation(path: modelPath), contextSize: contextSize, threads: threads, batchSize: batchSize,
+      parallelRequests: parallelRequests, isEnabled: isEnabled, allowsGenericToolFormat: allowsGenericToolFormat,
+      promptCache: promptCache, flashAttention: flashAttention, memory: memory)
+  }
+
+  /// The one initializer the public ones share.
+  init(
+    location: ModelFileLocation, contextSize: Int?, threads: Int?, batchSize: Int, parallelRequests: Int,
+    isEnabled: Bool, allowsGenericToolFormat: Bool, promptCache: PromptCache?, flashAttention: FlashAttention,
+    memory: ModelMemory
+  ) {
+    self.location = location
     self.memory = memory
     self.allowsGenericToolFormat = allowsGenericToolFormat
     self.promptCache = promptCache
     self.flashAttention = flashAttention
-    self.modelPath = modelPath
     self.contextSize = contextSize
     self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
     self.batchSize = batchSize
     self.parallelRequests = min(parallelRequests, Self.maximumParallelRequests)
     self.isEnabled = isEnabled
-    self.fileCheck = ModelFileCheck(path: modelPath)
     self.handle = LoadedModelHandle()
   }
 
@@ -92,13 +110,13 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// On device: any failure of its own lets a hybrid fall back to the cloud.
   public var placement: ModelPlacement { .onDevice }
   /// Names the model file.
-  public var description: String { "LocalSystemModel(\(modelPath))" }
+  public var description: String { "LocalSystemModel(\(source.map(String.init(describing:)) ?? modelPath))" }
 
   /// Whether the model can run here. Costs a `stat` of the file once the file
   /// has been checked; never loads the model.
   public var availability: Availability {
     if isSwitchedOff { return .unavailable(.localInferenceNotEnabled) }
-    guard case .success(let file) = fileCheck.check() else { return .unavailable(.modelNotReady) }
+    guard case .success(let file) = location.check() else { return .unavailable(.modelNotReady) }
     if !DeviceEligibility.missingCPUFeatures.isEmpty { return .unavailable(.deviceNotEligible) }
     if let available = DeviceEligibility.availableMemory(),
       requiredMemory(for: file, loaded: handle.model != nil) > available
@@ -258,10 +276,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     if isSwitchedOff {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: .localInferenceNotEnabled)
     }
-    let file = try fileCheck.check().get()
+    let file = try location.check().get()
     let plan = MemoryPlan.decide(memory, facts: .current(fileSize: file.fileSize))
     let model = try await LlamaModelStore.shared.model(
-      at: modelPath, file: file, weightsInMemory: plan.weightsInMemory, progress: progress)
+      at: location.path ?? "", file: file, weightsInMemory: plan.weightsInMemory, progress: progress)
     handle.model = model
     progress?(1)
     return model

@@ -129,6 +129,24 @@ public enum HybridInferenceError: Error, Sendable {
   /// `HybridGenerationOptions.maximumToolCallsPerRound` (`limit`) allows;
   /// thrown before any of them runs.
   case tooManyToolCalls(count: Int, limit: Int)
+  /// A model file could not be downloaded from `url` (its origin and path,
+  /// never its query): `status` is the HTTP status that refused it, nil
+  /// when the transfer itself failed (the reason says how: the connection
+  /// dropped, the server sent other bytes than it announced). A partial
+  /// file is kept, and the next `download()` resumes it.
+  case downloadFailed(url: String, status: Int?, reason: String)
+  /// The downloaded bytes do not have the SHA-256 they must have (pinned
+  /// in the `ModelSource`, or announced by the hub); both in lowercase
+  /// hexadecimal. Nothing is left in the store that looks ready.
+  case checksumMismatch(expected: String, actual: String)
+  /// The file needs `needed` more bytes than the disk has (`available`);
+  /// found before the download started, or when a write failed for lack of
+  /// room. The partial file keeps what was written.
+  case insufficientDiskSpace(needed: Int64, available: Int64)
+  /// A `ModelSource` that cannot name a file safely (a repository or file
+  /// name with `..`, an empty part, a URL that is not https); refused before
+  /// any request, nothing written.
+  case invalidModelSource(String)
 }
 
 extension HybridInferenceError: CustomStringConvertible, LocalizedError {
@@ -201,6 +219,14 @@ extension HybridInferenceError: CustomStringConvertible, LocalizedError {
       "the model was still calling tools after \(limit) rounds"
     case .tooManyToolCalls(let count, let limit):
       "the model asked for \(count) tool calls in one answer; at most \(limit) are allowed, none ran"
+    case .downloadFailed(let url, let status, let reason):
+      "the download from \(url) failed\(status.map { " (HTTP \($0))" } ?? ""): \(reason)"
+    case .checksumMismatch(let expected, let actual):
+      "the downloaded file's SHA-256 is \(actual), not \(expected); it was removed"
+    case .insufficientDiskSpace(let needed, let available):
+      "the download needs \(needed) bytes of disk space; \(available) are free"
+    case .invalidModelSource(let why):
+      "invalid model source: \(why)"
     }
   }
 

@@ -109,9 +109,28 @@ package enum PrivateFile {
   /// The caller closes the descriptor, which releases the lock.
   package static func openLock(in directory: String) throws(Failure) -> Int32 {
     try makeDirectory(directory)
-    let lock = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard lock >= 0 else { throw Failure("cannot open the lock in \(directory)") }
+    return try openLockFile(directory + "/.lock")
+  }
+
+  /// Opens the lock file at `path` for `flock`, as `openLock(in:)` does; its
+  /// directory must exist.
+  package static func openLockFile(_ path: String) throws(Failure) -> Int32 {
+    let lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard lock >= 0 else { throw Failure("cannot open the lock \(path)") }
     return lock
+  }
+
+  /// Makes `path` a symbolic link to `target`: made under a random name in
+  /// the same directory, then renamed onto `path`, replacing whatever is
+  /// there (a link or file itself, never what a link points to).
+  package static func link(to target: String, at path: String) throws(Failure) {
+    let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    for _ in 0..<8 {
+      let temporary = directory + "/." + String(UInt64.random(in: .min ... .max), radix: 16) + ".link"
+      if symlink(target, temporary) == 0 { return try place(temporary, at: path) }
+      guard errno == EEXIST else { break }
+    }
+    throw Failure("cannot make a link in \(directory)")
   }
 
   /// Opens the library's own file at `path` for reading: not through a link,

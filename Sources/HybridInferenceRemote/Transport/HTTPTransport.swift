@@ -7,7 +7,7 @@ import HybridInferenceCore
 
 /// What the transport reports about one HTTP exchange, in order: the head
 /// once, then body bytes as they arrive.
-enum TransportEvent: Sendable {
+package enum TransportEvent: Sendable {
   /// The connection is up and the request has started to go out (sent at
   /// most once, before the head): a failure after it is not being offline.
   case connected
@@ -24,6 +24,13 @@ package struct ResponseHead: Sendable, Hashable {
   /// The `Retry-After` header as sent (seconds or an HTTP date); the backend
   /// whose protocol uses it reads it, Gemini's carries `RetryInfo` instead.
   package var retryAfter: String? = nil
+  /// Every field, by its name in lowercase (names are case-insensitive); a
+  /// repeated field keeps its first value. Downloads read their validators
+  /// (`ETag`, `Content-Range`, the hub's `X-Linked-Etag`) and `Location` here.
+  package var fields: [String: String] = [:]
+
+  /// The value of the field `name`, whatever its case.
+  package func value(_ name: String) -> String? { fields[name.lowercased()] }
 }
 
 /// Sends HTTP requests and reports each exchange as an `AsyncThrowingStream`
@@ -108,7 +115,7 @@ package final class HTTPTransport: Sendable {
   ///   - connectTimeout: How long the connection (and TLS) may take before
   ///     the request body is on its way.
   ///   - deadline: When the whole exchange must be over.
-  func exchange(
+  package func exchange(
     _ request: URLRequest, connectTimeout: Duration, deadline: ContinuousClock.Instant
   ) -> TransportExchange {
     if let client, client.handles(request) {
@@ -142,10 +149,10 @@ package final class HTTPTransport: Sendable {
 }
 
 /// One HTTP exchange in progress.
-struct TransportExchange: Sendable {
+package struct TransportExchange: Sendable {
   /// `.connected`, the head, then the body as it arrives; throws `URLError` or
   /// `TransportFailure` on failure.
-  let events: TransportEvents
+  package let events: TransportEvents
   /// Stops the exchange; harmless once it has ended.
-  let cancel: @Sendable () -> Void
+  package let cancel: @Sendable () -> Void
 }

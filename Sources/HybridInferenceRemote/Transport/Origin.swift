@@ -40,7 +40,7 @@ package struct Origin: Sendable, Hashable, CustomStringConvertible {
   /// Whether the host is this machine: `localhost`, 127.0.0.0/8 or `::1`.
   /// Traffic to it never leaves the machine, so plain HTTP cannot be read
   /// on the way.
-  var isLoopback: Bool {
+  package var isLoopback: Bool {
     if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
     let octets = host.split(separator: ".", omittingEmptySubsequences: false)
     return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
@@ -49,7 +49,7 @@ package struct Origin: Sendable, Hashable, CustomStringConvertible {
   /// Whether a credential may be sent here: over TLS, or over plain HTTP to
   /// this machine (a local test server or proxy). Plain HTTP to any other
   /// host would hand the key to every network hop on the way.
-  var mayCarryCredentials: Bool {
+  package var mayCarryCredentials: Bool {
     scheme == "https" || (scheme == "http" && isLoopback)
   }
 

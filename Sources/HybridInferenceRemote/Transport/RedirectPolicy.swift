@@ -21,11 +21,19 @@ package enum RedirectPolicy: Sendable, Hashable {
   case sameOriginOnly
   /// Refuse every redirect.
   case never
+  /// Follow none: a redirect is the exchange's answer, its head delivered as
+  /// any other, for a caller that decides each hop itself (a model download
+  /// goes from the hub to a CDN on another origin, its token left behind).
+  case reported
+
+  /// Whether the transport delivers a redirect as the answer rather than
+  /// following or refusing it.
+  var reportsRedirects: Bool { self == .reported }
 
   /// Whether a request to `from` may be replayed to `to`.
   func allows(from: URL?, to: URL?) -> Bool {
     switch self {
-    case .never:
+    case .never, .reported:
       return false
     case .sameOriginOnly:
       guard let from = from.flatMap(Origin.init), let to = to.flatMap(Origin.init) else { return false }

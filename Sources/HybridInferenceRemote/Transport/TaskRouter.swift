@@ -131,6 +131,8 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
+    // Declining makes the redirect response final: delivered as the answer.
+    if redirectPolicy.reportsRedirects { return completionHandler(nil) }
     let from = task.currentRequest?.url ?? task.originalRequest?.url
     var follow: URLSessionTask?
     if redirectPolicy.allows(from: from, to: request.url), let url = request.url {
@@ -167,7 +169,8 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     let head = ResponseHead(
       statusCode: http?.statusCode ?? 0,
       contentType: http?.value(forHTTPHeaderField: "Content-Type"),
-      retryAfter: http?.value(forHTTPHeaderField: "Retry-After"))
+      retryAfter: http?.value(forHTTPHeaderField: "Retry-After"),
+      fields: Self.fields(of: http))
     continuation?.yield(.head(head))
     // A task nobody listens to any more was cancelled already; `.allow`
     // keeps a declined redirect's response from being cancelled mid-decision.
@@ -232,6 +235,16 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
   private static let failingURLStringKey = "NSErrorFailingURLStringKey"
 
   /// `scheme://host[:port]` of `url`; nil without a scheme or host.
+  /// The fields of `response` by lowercased name, as `ResponseHead.fields`.
+  private static func fields(of response: HTTPURLResponse?) -> [String: String] {
+    var byName: [String: String] = [:]
+    for (name, value) in response?.allHeaderFields ?? [:] {
+      guard let name = name as? String, let value = value as? String else { continue }
+      byName[name.lowercased()] = value
+    }
+    return byName
+  }
+
   private static func origin(of url: URL) -> URL? {
     guard let scheme = url.scheme, let host = url.host else { return nil }
     var parts = URLComponents()

@@ -11,8 +11,8 @@ import Foundation
 /// socket whose consumer is `HTTP1Client.readAheadBytes` behind, and goes
 /// on once it has caught up (`HTTP1Exchange.consumed`). URLSession's
 /// exchanges pass no counter.
-struct TransportEvents: AsyncSequence, Sendable {
-  typealias Element = TransportEvent
+package struct TransportEvents: AsyncSequence, Sendable {
+  package typealias Element = TransportEvent
 
   private let stream: AsyncThrowingStream<TransportEvent, any Error>
   private let consumed: (@Sendable (Int) -> Void)?
@@ -24,25 +24,25 @@ struct TransportEvents: AsyncSequence, Sendable {
     self.consumed = consumed
   }
 
-  struct AsyncIterator: AsyncIteratorProtocol {
+  package struct AsyncIterator: AsyncIteratorProtocol {
     fileprivate var base: AsyncThrowingStream<TransportEvent, any Error>.AsyncIterator
     fileprivate let consumed: (@Sendable (Int) -> Void)?
 
     /// On the caller's executor, as the stream's own iterator: the default
     /// `next(isolation:)` of an iterator with only `next()` would hop off it
     /// for every event, CPU that shows per request at many in flight.
-    mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> TransportEvent? {
+    package mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> TransportEvent? {
       let event = try await base.next(isolation: actor)
       if case .body(let data)? = event { consumed?(data.count) }
       return event
     }
 
-    mutating func next() async throws -> TransportEvent? {
+    package mutating func next() async throws -> TransportEvent? {
       try await next(isolation: nil)
     }
   }
 
-  func makeAsyncIterator() -> AsyncIterator {
+  package func makeAsyncIterator() -> AsyncIterator {
     AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed)
   }
 }

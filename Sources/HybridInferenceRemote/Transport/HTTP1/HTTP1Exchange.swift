@@ -352,8 +352,8 @@ final class HTTP1Exchange: @unchecked Sendable {
   /// `head` is not a redirect; throws when the policy refuses it (as
   /// `TaskRouter` does for URLSession).
   func redirect(_ head: HTTP1ResponseHead, of request: URLRequest) throws -> URLRequest? {
-    guard [301, 302, 303, 307, 308].contains(head.statusCode), let location = head.value("Location"),
-      let from = request.url
+    guard !client.redirectPolicy.reportsRedirects, [301, 302, 303, 307, 308].contains(head.statusCode),
+      let location = head.value("Location"), let from = request.url
     else { return nil }
     guard let to = URL(string: location, relativeTo: from)?.absoluteURL else {
       throw TransportFailure.malformedResponse(reason: "a redirect's Location is not a URL")

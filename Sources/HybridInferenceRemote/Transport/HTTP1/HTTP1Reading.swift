@@ -110,7 +110,8 @@ final class HTTP1Reading: @unchecked Sendable {
         return true
       }
       let delivered = ResponseHead(
-        statusCode: head.statusCode, contentType: head.value("Content-Type"), retryAfter: head.value("Retry-After"))
+        statusCode: head.statusCode, contentType: head.value("Content-Type"), retryAfter: head.value("Retry-After"),
+        fields: head.fieldsByName)
       guard case .enqueued = exchange.continuation.yield(.head(delivered)) else { throw URLError(.cancelled) }
     case .body(let data):
       exchange.yielding(data.count)

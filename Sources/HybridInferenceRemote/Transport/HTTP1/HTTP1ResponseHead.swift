@@ -16,6 +16,16 @@ struct HTTP1ResponseHead: Sendable, Equatable {
     fields.first { Self.sameToken($0.name, name) }?.value
   }
 
+  /// The fields by lowercased name, first value of a repeated one (what
+  /// `ResponseHead.fields` carries).
+  var fieldsByName: [String: String] {
+    var byName: [String: String] = [:]
+    for field in fields where byName[field.name.lowercased()] == nil {
+      byName[field.name.lowercased()] = field.value
+    }
+    return byName
+  }
+
   /// Every value of `name`, comma-separated lists split and trimmed of
   /// optional whitespace.
   func listValues(_ name: String) -> [String] {

@@ -1,0 +1,50 @@
+import HybridInferenceCore
+import HybridInferenceDownload
+
+/// Where a `LocalSystemModel`'s file is: a path the app gave, or the place
+/// a `ModelSource`'s download puts it, found anew at each look (a `stat`
+/// and, for a hub file, one small `refs` read), so that a model becomes
+/// available the moment its download has moved the file into place, in
+/// this process or another.
+///
+/// Shared by every copy of the model value, with the verdict on the file
+/// (`ModelFileCheck`) kept until the path or the file changes.
+final class ModelFileLocation: Sendable {
+  /// The source's download; nil for a model given by path.
+  let download: ModelDownload?
+  private let fixedPath: String?
+  /// The check of the file last found. Locked: copies of the model value
+  /// on several tasks ask for availability at once.
+  private let lastCheck = Locked<ModelFileCheck?>(nil)
+
+  init(path: String) {
+    fixedPath = path
+    download = nil
+  }
+
+  init(download: ModelDownload) {
+    fixedPath = nil
+    self.download = download
+  }
+
+  /// The file's path when it is on disk (always the given one for a path).
+  var path: String? {
+    if let fixedPath { return fixedPath }
+    return try? download?.localPath()
+  }
+
+  /// The parsed header of the file now on disk, or why it is not usable:
+  /// `.unavailable(modelNotReady)` while a source's file is not there yet.
+  func check() -> Result<GGUFFile, HybridInferenceError> {
+    guard let path else {
+      return .failure(.unavailable(model: LocalSystemModel.modelVersion, reason: .modelNotReady))
+    }
+    let check = lastCheck.withLock { last in
+      if let last, last.path == path { return last }
+      let made = ModelFileCheck(path: path)
+      last = made
+      return made
+    }
+    return check.check()
+  }
+}
