@@ -22,10 +22,10 @@ final class HubServerTests: XCTestCase {
     super.tearDown()
   }
 
-  private func hub() throws -> HubTestServer {
+  private func hub(file: StaticString = #filePath, line: UInt = #line) throws -> HubTestServer {
     switch Self.shared {
     case .success(let hub): return hub
-    case .failure(let unavailable): throw Prerequisite.missing(unavailable.message)
+    case .failure(let unavailable): throw Prerequisite.missing(unavailable.message, file: file, line: line)
     }
   }
 

@@ -24,10 +24,10 @@ enum HFReference {
   }()
 
   /// The venv's python; a missing prerequisite (a failure under CI) when absent.
-  static func require() throws -> String {
+  static func require(file: StaticString = #filePath, line: UInt = #line) throws -> String {
     switch python {
     case .success(let python): return python
-    case .failure(let unavailable): throw Prerequisite.missing(unavailable.message)
+    case .failure(let unavailable): throw Prerequisite.missing(unavailable.message, file: file, line: line)
     }
   }
 
