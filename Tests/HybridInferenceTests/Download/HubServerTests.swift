@@ -243,4 +243,13 @@ final class HubServerTests: XCTestCase {
     let stats = try hub.server.stats(repository: relative)
     XCTAssertEqual(stats.hubRequests.map(\.revision), ["main", "refs/heads/main", "refs/pr/1"])
   }
+
+  func testAServerThatCannotStartSaysWhy() throws {
+    _ = try hub()
+    let missing = URL(fileURLWithPath: "/nonexistent/model-\(UUID().uuidString).gguf")
+    XCTAssertThrowsError(try HubServerProcess(file: missing, token: HubTestServer.token)) { error in
+      XCTAssertTrue("\(error)".contains("hub_server.py did not start"), "\(error)")
+      XCTAssertTrue("\(error)".contains("No such file"), "the server's stderr: \(error)")
+    }
+  }
 }
