@@ -43,6 +43,8 @@ package struct SHA256: Sendable {
     case openSSL(OpenSSLDigestContext)
     /// OpenSSL failed after bytes went into it (out of memory): the digest
     /// of what was given is lost, and no other implementation has the bytes.
+    /// `update` also leaves it here while it holds the state, so that the
+    /// state has one owner and is changed in place.
     case failed
   }
 
