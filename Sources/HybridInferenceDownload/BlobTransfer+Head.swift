@@ -39,7 +39,7 @@ extension BlobTransfer {
   /// `Content-Length` as a number; absent is nil, malformed an error.
   static func contentLength(_ head: ResponseHead, url: String) throws(HybridInferenceError) -> Int64? {
     guard let text = head.value("Content-Length") else { return nil }
-    guard let length = Int64(text.trimmingCharacters(in: .whitespaces)), length >= 0 else {
+    guard let length = ContentRange.number(Substring(text.trimmingCharacters(in: .whitespaces))) else {
       throw .downloadFailed(url: url, status: head.statusCode, reason: "the Content-Length is not a size")
     }
     return length
@@ -76,14 +76,22 @@ struct ContentRange: Equatable {
   init?(_ text: String) {
     let text = text.trimmingCharacters(in: .whitespaces)
     guard text.hasPrefix("bytes ") else { return nil }
-    let parts = text.dropFirst(6).split(separator: "/", maxSplits: 1)
-    guard parts.count == 2, let total = Int64(parts[1]) else { return nil }
-    let bounds = parts[0].split(separator: "-", maxSplits: 1)
-    guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, first <= last,
+    let parts = text.dropFirst(6).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2, let total = Self.number(parts[1]) else { return nil }
+    let bounds = parts[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+    guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]), first <= last,
       last < total
     else { return nil }
     self.first = first
     self.last = last
     self.total = total
+  }
+
+  /// Decimal digits only (no sign, no space), as the grammar has them.
+  static func number(_ text: Substring) -> Int64? {
+    guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+      return nil
+    }
+    return Int64(text)
   }
 }

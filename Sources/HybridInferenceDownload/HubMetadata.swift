@@ -58,7 +58,7 @@ struct HubMetadata: Equatable {
     }
     // A redirect's own Content-Length is its body's, not the file's.
     let sizeText = head.value("X-Linked-Size") ?? (head.statusCode == 200 ? head.value("Content-Length") : nil)
-    let size = sizeText.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+    let size = sizeText.flatMap { ContentRange.number(Substring($0.trimmingCharacters(in: .whitespaces))) }
     return HubMetadata(commit: commit, etag: etag, size: size, location: location)
   }
 

@@ -35,7 +35,8 @@ final class HubCacheInteropTests: XCTestCase {
     let ours = try await DownloadTestBed.Run().download(DownloadTestBed.download(repository, store: store))
 
     let found = try HFReference.run(
-      "lookup", repository: repository, file: DownloadTestBed.file, endpoint: try XCTUnwrap(URL(string: "http://127.0.0.1:1")),
+      "lookup", repository: repository, file: DownloadTestBed.file,
+      endpoint: try XCTUnwrap(URL(string: "http://127.0.0.1:1")),
       cache: try XCTUnwrap(store.hubCache))
 
     XCTAssertEqual(found.status, 0, found.stderr)

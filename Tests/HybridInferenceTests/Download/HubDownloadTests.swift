@@ -35,7 +35,8 @@ final class HubDownloadTests: XCTestCase {
     XCTAssertEqual(
       again.progress, [DownloadProgress(completedBytes: Int64(bytes.count), totalBytes: Int64(bytes.count))])
     XCTAssertEqual(
-      try server.stats(repository: repository).hubRequests.count, before.hubRequests.count, "a second run asked the hub")
+      try server.stats(repository: repository).hubRequests.count, before.hubRequests.count, "a second run asked the hub"
+    )
   }
 
   func testADroppedConnectionResumesWithRangeAndMovesEachByteOnce() async throws {
