@@ -127,7 +127,8 @@ let package = Package(
       dependencies: libraryModules + ["HybridChatCore", "GeminiServerProcess", "TestPrerequisites"],
       path: "Tests/HybridChatTests"
     ),
-    // Starts the loopback Gemini server for tests and the cloud benchmark.
+    // Starts the loopback Gemini server (tests, the cloud benchmark) and the
+    // loopback Hugging Face hub and CDN (the model download tests).
     .target(
       name: "GeminiServerProcess",
       path: "Tests/GeminiServerProcess"

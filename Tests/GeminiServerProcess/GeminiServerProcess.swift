@@ -11,18 +11,13 @@ public final class GeminiServerProcess {
   public let port: Int
   /// `http://127.0.0.1:<port>`, the server's root (the API version follows).
   public let baseURL: URL
-  private let process: Process
-  private let stdin = Pipe()
+  private let process: LoopbackScriptProcess
 
   /// The repository root, found from this file's path.
-  public static let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  public static let repositoryRoot = LoopbackScriptProcess.repositoryRoot
 
   /// Why the server did not start, with what it printed on stderr.
-  public struct StartError: Error, CustomStringConvertible {
-    /// What went wrong, with what the server printed.
-    public let description: String
-  }
+  public typealias StartError = LoopbackScriptProcess.StartError
 
   /// Starts the server, expecting `apiKey`, replaying fixtures from `fixtures`
   /// when given, on `port` (0: a free one); returns once it listens.
@@ -37,50 +32,15 @@ public final class GeminiServerProcess {
   /// Tests/OpenAIServer/openai_stub.py.
   /// - Parameter script: The script's path from the repository root.
   public init(script: String, arguments: [String]) throws {
-    let script = Self.repositoryRoot.appendingPathComponent(script)
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path] + arguments
-    let stdout = Pipe()
-    // A file, not a pipe: nobody reads stderr while the server runs, and a
-    // full pipe would block it.
-    let logURL = FileManager.default.temporaryDirectory
-      .appendingPathComponent("gemini-server-\(UUID().uuidString).log")
-    _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-    let log = try FileHandle(forWritingTo: logURL)
-    defer {
-      try? log.close()
-      try? FileManager.default.removeItem(at: logURL)
+    process = try LoopbackScriptProcess(script: script, arguments: arguments)
+    port = process.ports[0]
+    guard let baseURL = URL(string: "http://127.0.0.1:\(port)") else {
+      process.stop()
+      throw StartError(description: "\(script) printed port \(port), which makes no URL")
     }
-    process.standardOutput = stdout
-    process.standardInput = stdin
-    process.standardError = log
-    try process.run()
-    var line = Data()
-    while true {
-      let byte = stdout.fileHandleForReading.readData(ofLength: 1)
-      if byte.isEmpty || byte == Data("\n".utf8) { break }
-      line.append(byte)
-    }
-    guard let port = Int(String(decoding: line, as: UTF8.self)),
-      let baseURL = URL(string: "http://127.0.0.1:\(port)")
-    else {
-      process.terminate()
-      process.waitUntilExit()
-      let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
-      throw StartError(
-        description: "the loopback server \(script.lastPathComponent) did not start (python3 is required): \(output)")
-    }
-    self.port = port
     self.baseURL = baseURL
   }
 
   /// Stops the server and waits for it to exit.
-  public func stop() {
-    if process.isRunning { process.terminate() }
-    try? stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
-  }
-
-  deinit { stop() }
+  public func stop() { process.stop() }
 }
