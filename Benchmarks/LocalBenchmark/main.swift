@@ -24,6 +24,7 @@ import HybridInferenceRemote
 //   local-benchmark promptcache <model.gguf> [runs]   (a restored 1,100-token conversation, with and without the prompt cache: "Restored conversation")
 //   local-benchmark samplecost <model.gguf>   (a greedy pick and a default draw, llama.cpp's sampler vs the library's in place)
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (the flash-attention calibration beside llama-bench -fa 0 / -fa 1: "Attention at depth")
+//   local-benchmark sha256 [MiB]   (the download's SHA-256 beside sha256sum and openssl dgst on the same bytes; 256 MiB unless given)
 
 let arguments = CommandLine.arguments
 
@@ -34,6 +35,12 @@ func peakResidentMegabytes() -> Double {
 }
 
 do {
+  // The one command that needs no model: its only argument is optional.
+  if arguments.count >= 2, arguments[1] == "sha256" {
+    let mebibytes = arguments.count > 2 ? Int(arguments[2]) ?? 256 : 256
+    try SHA256Throughput.run(mebibytes: max(1, mebibytes))
+    exit(0)
+  }
   guard arguments.count >= 3 else {
     throw BenchmarkError("usage: local-benchmark throughput|multiturn|memory <model> ...")
   }

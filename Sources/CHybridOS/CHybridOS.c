@@ -62,3 +62,81 @@ const char *CHybridOS_loaded_file(const void *address) {
   if (dladdr(address, &info) == 0 || info.dli_fname == NULL || info.dli_fname[0] == '\0') return NULL;
   return info.dli_fname;
 }
+
+// OpenSSL's EVP digest functions, by their documented signatures with the
+// structures left opaque (void *): no OpenSSL header is needed to call them.
+static struct {
+  void *(*ctx_new)(void);
+  void (*ctx_free)(void *context);
+  int (*ctx_copy)(void *destination, const void *source);
+  const void *(*sha256)(void);
+  int (*init)(void *context, const void *type, void *engine);
+  int (*update)(void *context, const void *bytes, size_t count);
+  int (*final)(void *context, unsigned char *digest, unsigned int *size);
+} evp;
+static pthread_once_t evp_once = PTHREAD_ONCE_INIT;
+static int evp_found;
+
+// Looks every function up in the libraries already loaded (RTLD_DEFAULT),
+// once: dlsym takes the loader's lock, too slow for every update.
+static void evp_resolve(void) {
+  evp.ctx_new = (void *(*)(void))dlsym(RTLD_DEFAULT, "EVP_MD_CTX_new");
+  evp.ctx_free = (void (*)(void *))dlsym(RTLD_DEFAULT, "EVP_MD_CTX_free");
+  evp.ctx_copy = (int (*)(void *, const void *))dlsym(RTLD_DEFAULT, "EVP_MD_CTX_copy_ex");
+  evp.sha256 = (const void *(*)(void))dlsym(RTLD_DEFAULT, "EVP_sha256");
+  evp.init = (int (*)(void *, const void *, void *))dlsym(RTLD_DEFAULT, "EVP_DigestInit_ex");
+  evp.update = (int (*)(void *, const void *, size_t))dlsym(RTLD_DEFAULT, "EVP_DigestUpdate");
+  evp.final = (int (*)(void *, unsigned char *, unsigned int *))dlsym(RTLD_DEFAULT, "EVP_DigestFinal_ex");
+  evp_found = evp.ctx_new != NULL && evp.ctx_free != NULL && evp.ctx_copy != NULL && evp.sha256 != NULL &&
+              evp.init != NULL && evp.update != NULL && evp.final != NULL;
+}
+
+int CHybridOS_sha256_available(void) {
+  // A failed pthread_once leaves evp_found 0: the caller hashes in Swift.
+  (void)pthread_once(&evp_once, evp_resolve);
+  return evp_found;
+}
+
+CHybridOS_sha256 *CHybridOS_sha256_new(void) {
+  if (!CHybridOS_sha256_available()) return NULL;
+  const void *type = evp.sha256();
+  if (type == NULL) return NULL;
+  void *context = evp.ctx_new();
+  if (context == NULL) return NULL;
+  if (evp.init(context, type, NULL) != 1) {
+    evp.ctx_free(context);
+    return NULL;
+  }
+  return context;
+}
+
+CHybridOS_sha256 *CHybridOS_sha256_copy(const CHybridOS_sha256 *source) {
+  if (source == NULL || !CHybridOS_sha256_available()) return NULL;
+  void *context = evp.ctx_new();
+  if (context == NULL) return NULL;
+  if (evp.ctx_copy(context, source) != 1) {
+    evp.ctx_free(context);
+    return NULL;
+  }
+  return context;
+}
+
+int CHybridOS_sha256_update(CHybridOS_sha256 *context, const void *bytes, size_t count) {
+  if (context == NULL || !CHybridOS_sha256_available()) return 0;
+  if (count == 0) return 1;
+  return evp.update(context, bytes, count) == 1;
+}
+
+int CHybridOS_sha256_final(CHybridOS_sha256 *context, uint8_t digest[32]) {
+  if (context == NULL || !CHybridOS_sha256_available()) return 0;
+  // EVP_MAX_MD_SIZE (64): room for any digest, though SHA-256 writes 32.
+  unsigned char full[64];
+  unsigned int size = 0;
+  if (evp.final(context, full, &size) != 1 || size != 32) return 0;
+  memcpy(digest, full, 32);
+  return 1;
+}
+
+void CHybridOS_sha256_free(CHybridOS_sha256 *context) {
+  if (context != NULL && CHybridOS_sha256_available()) evp.ctx_free(context);
+}
