@@ -26,9 +26,11 @@ let package = Package(
     // `package` where a wall must be crossed.
 
     // The OS's C headers the Swift modules of the C library leave out (epoll,
-    // pthread_setname_np, dladdr), and a thread start with one signature on
-    // glibc, musl and Darwin. Any target may use it: it is not a wall (its
-    // Linux-only part is behind __linux__, so it builds everywhere).
+    // pthread_setname_np, dladdr), a thread start with one signature on
+    // glibc, musl and Darwin, and OpenSSL's SHA-256 looked up by name where
+    // the process has libcrypto (never linked). Any target may use it: it is
+    // not a wall (its Linux-only part is behind __linux__, so it builds
+    // everywhere).
     .target(
       name: "CHybridOS",
       path: "Sources/CHybridOS",

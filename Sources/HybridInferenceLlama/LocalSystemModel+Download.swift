@@ -1,3 +1,4 @@
+import Foundation
 import HybridInferenceCore
 import HybridInferenceDownload
 
@@ -53,6 +54,10 @@ extension LocalSystemModel {
           if let download = location.download {
             _ = try await download.run { continuation.yield($0) }
           } else {
+            // A file that is not there is not ready; one that is there but unusable says why.
+            guard let path = location.path, FileManager.default.fileExists(atPath: path) else {
+              throw HybridInferenceError.unavailable(model: LocalSystemModel.modelVersion, reason: .modelNotReady)
+            }
             let file = try location.check().get()
             let size = Int64(file.fileSize)
             continuation.yield(DownloadProgress(completedBytes: size, totalBytes: size))

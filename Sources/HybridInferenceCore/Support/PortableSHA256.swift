@@ -136,12 +136,14 @@ extension PortableSHA256 {
     _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
     _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ constantPlusWord: UInt32
   ) {
-    // Σ1(e) = e⋙6 ^ e⋙11 ^ e⋙25 and Σ0(a) = a⋙2 ^ a⋙13 ^ a⋙22, nested so
-    // that each needs one register beside its input.
-    let sigma1 = rotate(rotate(rotate(e, 14) ^ e, 5) ^ e, 6)
+    // Σ1(e) and Σ0(a) as the standard writes them: the three rotations of
+    // each run side by side, where a nested form (one register, each
+    // rotation waiting for the one before) lengthens the chain from one
+    // round's e to the next.
+    let sigma1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
     let choose = g ^ (e & (f ^ g))
     let t1 = h &+ sigma1 &+ choose &+ constantPlusWord
-    let sigma0 = rotate(rotate(rotate(a, 9) ^ a, 11) ^ a, 2)
+    let sigma0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
     let majority = (a & b) | (c & (a | b))
     d = d &+ t1
     h = t1 &+ sigma0 &+ majority

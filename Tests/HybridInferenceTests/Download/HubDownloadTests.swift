@@ -30,11 +30,12 @@ final class HubDownloadTests: XCTestCase {
 
     let before = try server.stats(repository: repository)
     let again = DownloadTestBed.Run()
-    XCTAssertEqual(try await again.download(download), path)
+    let second = try await again.download(download)
+    XCTAssertEqual(second, path)
     XCTAssertEqual(
       again.progress, [DownloadProgress(completedBytes: Int64(bytes.count), totalBytes: Int64(bytes.count))])
     XCTAssertEqual(
-      try server.stats(repository: repository).hubRequests, before.hubRequests, "a second run asked the hub")
+      try server.stats(repository: repository).hubRequests.count, before.hubRequests.count, "a second run asked the hub")
   }
 
   func testADroppedConnectionResumesWithRangeAndMovesEachByteOnce() async throws {

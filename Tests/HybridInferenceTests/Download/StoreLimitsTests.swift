@@ -38,7 +38,7 @@ final class StoreLimitsTests: XCTestCase {
     try await ChildProcess.assertPasses(self) {
       signal(SIGXFSZ, SIG_IGN)
       var limit = rlimit(rlim_cur: 100_000, rlim_max: 100_000)
-      XCTAssertEqual(setrlimit(RLIMIT_FSIZE, &limit), 0)
+      XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit), 0)
       let store = try DownloadTestBed.store()
       do {
         _ = try await DownloadTestBed.Run().download(
