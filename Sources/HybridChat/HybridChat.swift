@@ -49,6 +49,12 @@ enum HybridChat {
     let logHandler = ChatLogging.handler(recorder: recorder, terminal: terminal, json: options.json)
     let catalog = ModelCatalog(options: options, logHandler: logHandler)
     let mode = options.mode ?? catalog.defaultMode
+    // Before the mode's model is checked: a model to download is not ready until then.
+    if try await ModelDownloadStep.run(options.model, local: catalog.local, for: mode, terminal: terminal)
+      == .interrupted
+    {
+      return 130
+    }
     let model = try catalog.model(for: mode)
     try await ModelPreparation.prepare(catalog, for: mode, terminal: terminal)
     let chat = ChatSession(

@@ -2,12 +2,14 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Ctrl-C in a chat: stops the answer in progress and returns to the prompt
-/// (the session stays usable, the unfinished turn is not kept); at the prompt
-/// it leaves, with the shell's status for an interrupt (130).
+/// Ctrl-C while something cancellable runs: in a chat it stops the answer in
+/// progress and returns to the prompt (the session stays usable, the
+/// unfinished turn is not kept); at the prompt it leaves, with the shell's
+/// status for an interrupt (130). During a model download it cancels the
+/// download, so the partial file is left ready to resume.
 ///
-/// Only the chat installs it: a one-shot answer keeps the default, where
-/// Ctrl-C ends the process at once.
+/// Only the chat and a download install it: a one-shot answer keeps the
+/// default, where Ctrl-C ends the process at once.
 final class InterruptHandler {
   private let current = CurrentAnswer()
   private let source: any DispatchSourceSignal
@@ -25,7 +27,7 @@ final class InterruptHandler {
     signal(SIGINT, SIG_DFL)
   }
 
-  /// Runs `body` as the answer that Ctrl-C cancels.
+  /// Runs `body` as the work (an answer, a download) that Ctrl-C cancels.
   func runCancellable(_ body: @escaping @Sendable () async throws -> Void) async throws {
     let task = Task { try await body() }
     current.set(task)

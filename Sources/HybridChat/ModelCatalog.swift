@@ -19,12 +19,17 @@ struct ModelCatalog: Sendable {
   private let options: ChatOptions
 
   init(options: ChatOptions, logHandler: LogHandler) {
-    if let path = options.modelPath {
+    switch options.model {
+    case .path(let path):
       local = LocalSystemModel(modelPath: path)
-    } else {
+    case .source(let source, _):
+      // The store's directory and the hub's settings come from the
+      // environment (HYBRID_INFERENCE_MODELS, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN).
+      local = LocalSystemModel(source: source, store: .default)
+    case nil:
       local = LocalSystemModel.default
     }
-    explicitModelPath = options.modelPath != nil
+    explicitModelPath = options.model != nil
     self.options = options
     cloud = CloudModelFactory.make(options: options, logHandler: logHandler)
   }
@@ -62,6 +67,10 @@ struct ModelCatalog: Sendable {
     switch local.availability {
     case .available:
       return nil
+    case .unavailable(.modelNotReady) where local.source != nil && local.modelPath.isEmpty:
+      // Only a mode that may use the device downloads it (`ModelDownloadStep`).
+      return "the model \(local.source.map(String.init(describing:)) ?? "") is not downloaded yet; "
+        + "a mode that uses the device (not only-cloud) downloads it"
     case .unavailable(.modelNotReady) where !FileManager.default.fileExists(atPath: local.modelPath):
       let hint = explicitModelPath ? "" : " (run `make setup` to fetch the default model)"
       return "model file not found: \(local.modelPath)\(hint)"

@@ -114,7 +114,7 @@ extension Flag {
       }
       options.mode = mode
     case .model:
-      options.modelPath = try nonEmpty(value)
+      options.model = try ModelArgument(parsing: nonEmpty(value))
     case .cloudModel:
       options.cloudModel = try nonEmpty(value)
     case .server:

@@ -13,8 +13,9 @@ public struct ChatOptions: Sendable, Hashable {
   public var prompt: String?
   /// `--mode`; nil means the default for whether a cloud key is set.
   public var mode: InferenceMode?
-  /// `--model`: the GGUF file; nil means the library's default model.
-  public var modelPath: String?
+  /// `--model`: the GGUF file, or where to download it; nil means the
+  /// library's default model.
+  public var model: ModelArgument?
   /// `--cloud-model`.
   public var cloudModel: String
   /// `--server`: the API root of an OpenAI-compatible server
@@ -70,7 +71,7 @@ public struct ChatOptions: Sendable, Hashable {
 
   /// Options with every setting at its default.
   public init(
-    prompt: String? = nil, mode: InferenceMode? = nil, modelPath: String? = nil,
+    prompt: String? = nil, mode: InferenceMode? = nil, model: ModelArgument? = nil,
     cloudModel: String = ChatOptions.defaultCloudModel, systemInstructions: String? = nil,
     temperature: Double? = nil, topP: Double? = nil, topK: Int? = nil, seed: Int? = nil,
     maxTokens: Int? = nil, thinking: ThinkingConfig.ThinkingLevel? = nil, noStream: Bool = false,
@@ -80,7 +81,7 @@ public struct ChatOptions: Sendable, Hashable {
     self.serverModel = serverModel
     self.prompt = prompt
     self.mode = mode
-    self.modelPath = modelPath
+    self.model = model
     self.cloudModel = cloudModel
     self.systemInstructions = systemInstructions
     self.temperature = temperature

@@ -31,8 +31,34 @@ public enum ErrorReport {
       return .usage("the prompt is empty")
     case .invalidOptions(let why):
       return .usage(why)
+    case .downloadFailed, .checksumMismatch, .insufficientDiskSpace, .invalidModelSource:
+      return .runtime(downloadMessage(for: error))
     default:
       return .runtime(error.description)
+    }
+  }
+
+  /// A failed `--model` download in words, with what to do about it.
+  private static func downloadMessage(for error: HybridInferenceError) -> String {
+    switch error {
+    case .downloadFailed(let url, let status, let reason):
+      let hint =
+        switch status {
+        case 401, 403: "; a gated or private repository needs a token in HF_TOKEN"
+        case 404: "; check the repository, the file and the revision (or the URL)"
+        default: ""
+        }
+      return "the model download from \(url) failed\(status.map { " (HTTP \($0))" } ?? ""): \(reason)\(hint)"
+    case .checksumMismatch(let expected, let actual):
+      return "the downloaded model's SHA-256 is \(actual), not the expected \(expected); "
+        + "the file was removed (check the #sha256= pin, or the source)"
+    case .insufficientDiskSpace(let needed, let available):
+      return "not enough disk space for the model: it needs \(ByteCount.text(needed)) more, "
+        + "\(ByteCount.text(available)) are free (HYBRID_INFERENCE_MODELS or HF_HUB_CACHE can point at another disk)"
+    case .invalidModelSource(let why):
+      return "the --model source cannot be downloaded: \(why)"
+    default:
+      return error.description
     }
   }
 

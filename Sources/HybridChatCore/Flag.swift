@@ -49,7 +49,7 @@ enum Flag: CaseIterable {
     switch self {
     case .help, .version, .noStream, .json, .continueInterrupted: nil
     case .mode: "MODE"
-    case .model: "PATH"
+    case .model: "MODEL"
     case .cloudModel, .serverModel, .tool: "NAME"
     case .server: "URL"
     case .system: "TEXT"
@@ -80,8 +80,12 @@ enum Flag: CaseIterable {
       ]
     case .model:
       [
-        "the on-device GGUF model (default: HYBRID_LOCAL_MODEL, else",
-        "SmolLM2-135M-Instruct from `make setup`)",
+        "the on-device GGUF model: a path; hf:ORG/REPO/FILE[@REVISION]",
+        "(a Hugging Face file); or https://HOST/FILE#sha256=HEX (a file",
+        "pinned by its SHA-256). Either of the last two is downloaded",
+        "once, before the answer; Ctrl-C stops it and the next run",
+        "resumes. Default: HYBRID_LOCAL_MODEL, else SmolLM2-135M-Instruct",
+        "from `make setup`",
       ]
     case .cloudModel: ["the Gemini model (default: \(ChatOptions.defaultCloudModel))"]
     case .server:

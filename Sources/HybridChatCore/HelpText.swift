@@ -19,10 +19,13 @@ public enum HelpText {
 
     After the answer, stderr gets one line: the model that answered, its tokens,
     the time to the first token and the speed. Exit status: 0 on success, 1 when
-    no answer could be produced, 2 for a usage error.
+    no answer could be produced, 2 for a usage error, 130 when Ctrl-C stopped a
+    download or left a chat.
 
     Environment: GEMINI_API_KEY / GOOGLE_API_KEY (the cloud key), OPENAI_API_KEY
     (the --server key, if it needs one),
-    HYBRID_LOCAL_MODEL (the default GGUF file), HYBRID_INFERENCE_DISABLE_LOCAL=1.
+    HYBRID_LOCAL_MODEL (the default GGUF file), HYBRID_INFERENCE_DISABLE_LOCAL=1,
+    HF_ENDPOINT / HF_HUB_CACHE / HF_TOKEN (the hub, its cache and its token for
+    hf: models), HYBRID_INFERENCE_MODELS (where https: models go).
     """
 }

@@ -47,7 +47,7 @@ public struct HubStats: Decodable, Sendable {
   public let cdnAuthorizationSeen: Bool
   /// Whether any hub request carried an Authorization header.
   public let hubAuthorizationSeen: Bool
-  /// The file version served now: 1, or 2 once a `changing` repository changed.
+  /// The file version being served: 1, or 2 once a `changing` repository has changed.
   public let version: Int
   /// CDN answers still being written when the statistics were taken.
   public let cdnInFlight: Int

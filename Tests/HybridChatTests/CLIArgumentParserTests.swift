@@ -77,7 +77,7 @@ final class CLIArgumentParserTests: XCTestCase {
     XCTAssertEqual(
       parsed,
       ChatOptions(
-        prompt: "Why is the sky blue?", mode: .preferCloud, modelPath: "/m.gguf",
+        prompt: "Why is the sky blue?", mode: .preferCloud, model: .path("/m.gguf"),
         cloudModel: "gemini-x", systemInstructions: "Be brief.", temperature: 0.7, topP: 0.9,
         topK: 40, seed: 7, maxTokens: 64, thinking: .high, noStream: true, json: true))
   }

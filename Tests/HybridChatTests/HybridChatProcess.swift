@@ -70,6 +70,15 @@ enum HybridChatProcess {
     _ arguments: [String], executable: URL? = nil, stdin: String? = nil,
     environment extra: [String: String] = [:], timeout: TimeInterval = 120
   ) throws -> Result {
+    try start(arguments, executable: executable, stdin: stdin, environment: extra).wait(timeout: timeout)
+  }
+
+  /// Starts the binary as `run` does, without waiting: for a test that
+  /// signals it while it runs.
+  static func start(
+    _ arguments: [String], executable: URL? = nil, stdin: String? = nil,
+    environment extra: [String: String] = [:]
+  ) throws -> Running {
     let process = Process()
     process.executableURL = executable ?? binary
     process.arguments = arguments
@@ -88,13 +97,11 @@ enum HybridChatProcess {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("hybrid-chat-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let outURL = directory.appendingPathComponent("stdout")
-    let errURL = directory.appendingPathComponent("stderr")
-    try Data().write(to: outURL)
-    try Data().write(to: errURL)
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
+    let running = Running(process: process, arguments: arguments, directory: directory)
+    try Data().write(to: running.outURL)
+    try Data().write(to: running.errURL)
+    let out = try FileHandle(forWritingTo: running.outURL)
+    let err = try FileHandle(forWritingTo: running.errURL)
     defer {
       try? out.close()
       try? err.close()
@@ -109,17 +116,37 @@ enum HybridChatProcess {
       try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
       try input.fileHandleForWriting.close()
     }
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(20_000) }
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-      XCTFail("hybrid-chat \(arguments) ran past \(timeout) s")
+    return running
+  }
+
+  /// A started binary, its output going to files.
+  struct Running {
+    let process: Process
+    let arguments: [String]
+    let directory: URL
+    var outURL: URL { directory.appendingPathComponent("stdout") }
+    var errURL: URL { directory.appendingPathComponent("stderr") }
+
+    /// Sends `signal` to the process.
+    func signal(_ signal: Int32) {
+      kill(process.processIdentifier, signal)
     }
-    process.waitUntilExit()
-    return Result(
-      status: process.terminationStatus,
-      stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-      stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+
+    /// Waits for the end (killing it after `timeout`) and collects its output.
+    func wait(timeout: TimeInterval = 120) throws -> Result {
+      defer { try? FileManager.default.removeItem(at: directory) }
+      let deadline = Date().addingTimeInterval(timeout)
+      while process.isRunning && Date() < deadline { usleep(20_000) }
+      if process.isRunning {
+        process.terminate()
+        process.waitUntilExit()
+        XCTFail("hybrid-chat \(arguments) ran past \(timeout) s")
+      }
+      process.waitUntilExit()
+      return Result(
+        status: process.terminationStatus,
+        stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
   }
 }
