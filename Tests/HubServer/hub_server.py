@@ -56,7 +56,7 @@ combine (private-drop40-<uuid>); state is per repository:
                       file, then zeros until the client hangs up (or 256 MiB more)
     badrange          a Range request gets 206 whose Content-Range (and body)
                       starts at 0 whatever was asked
-    slow              the CDN sends 64 KiB every 50 ms
+    slow              the CDN sends 64 KiB every 100 ms
     redirectrelative  the hub answers a revision not spelled refs/... with a
                       relative 307 to /{org}/{name}/resolve/refs%2Fheads%2F<rev>/...
                       (no metadata), which gets the normal 302
@@ -404,7 +404,7 @@ class Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 entry["bytes_sent"] += len(piece)
             if slow and offset < limit:
-                time.sleep(0.05)
+                time.sleep(0.1)
         return True
 
     def error(self, code, message, error_code):

@@ -149,7 +149,7 @@ final class CLIDownloadEndToEndTests: XCTestCase {
     let total = Int64(try modelBytes().count)
     let running = try Chat.start(
       ["--model", model, "--mode", "only-on-device", "--max-tokens", "4", "Hi"], environment: try environment())
-    // The slow CDN sends 64 KiB every 50 ms: interrupt once the first chunk is on disk.
+    // The slow CDN sends 64 KiB every 100 ms: interrupt once the first chunk is on disk.
     let deadline = Date().addingTimeInterval(30)
     var seen: Int64 = 0
     while running.process.isRunning, Date() < deadline {
