@@ -28,6 +28,8 @@ struct BlobTransfer {
   let sha256: String?
   /// The content check (a GGUF model's) run on the finished bytes.
   let check: @Sendable (String) throws -> Void
+  /// The repository file the bytes are of, for a hub download.
+  var file: String? = nil
 
   /// Runs the transfer; `progress` sees the bytes on disk.
   func run(progress: inout ProgressGate) async throws {
@@ -67,7 +69,8 @@ struct BlobTransfer {
     var hash = SHA256()
     if have > 0 { try hashExisting(descriptor, bytes: have, into: &hash) }
     if status == 200 {
-      try partial.save(PartialFile.Record(validator: Self.validator(of: response.head), size: total, sha256: sha256))
+      try partial.save(
+        PartialFile.Record(validator: Self.validator(of: response.head), size: total, sha256: sha256, file: file))
     }
     progress.update(have, of: total)
     if status != 416 {

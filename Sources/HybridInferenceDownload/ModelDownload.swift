@@ -100,10 +100,11 @@ package struct ModelDownload: Sendable {
     try makeDirectory(cache.lockDirectory)
     let transfer = BlobTransfer(
       connection: connection, url: metadata.location, partial: PartialFile(path: cache.blobPath(blob) + ".partial"),
-      destination: cache.blobPath(blob), size: metadata.size, sha256: expected, check: check)
+      destination: cache.blobPath(blob), size: metadata.size, sha256: expected, check: check, file: file)
     try await locked(
       cache.lockDirectory + "/" + blob + ".lock", done: { cache.hasBlob(blob) }, run: transfer, progress: &progress)
     try cache.publish(blob: blob, file: file, commit: metadata.commit, revision: revision)
+    cache.removeStalePartials(of: file, keeping: blob)
     let path = cache.snapshotPath(commit: metadata.commit, file: file)
     let size = Self.fileSize(path)
     progress.update(size, of: size, final: true)

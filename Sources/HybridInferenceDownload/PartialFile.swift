@@ -28,6 +28,9 @@ struct PartialFile {
     var size: Int64?
     /// The SHA-256 the file must have, when known.
     var sha256: String?
+    /// The repository file the bytes are of (a hub download), so that a
+    /// finished download of another version of it can remove them.
+    var file: String? = nil
   }
 
   /// A record file is a few hundred bytes.
@@ -95,7 +98,7 @@ struct PartialFile {
     unlink(recordPath)
   }
 
-  private func readRecord() -> Record? {
+  func readRecord() -> Record? {
     guard let (descriptor, size) = try? PrivateFile.openOwn(recordPath, maximumBytes: Self.maximumRecordBytes) else {
       return nil
     }

@@ -98,6 +98,8 @@ final class HubDownloadTests: XCTestCase {
     XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), changed)
     let blob = try FileManager.default.destinationOfSymbolicLink(atPath: path)
     XCTAssertEqual(blob, "../../blobs/" + DownloadTestBed.sha256(changed))
+    let left = DownloadTestBed.files(under: try XCTUnwrap(store.hubCache)).filter { $0.contains(".partial") }
+    XCTAssertEqual(left, [], "the first version's partial download was left behind")
   }
 
   func testWrongBytesFailTheChecksumAndLeaveNothingThatLooksReady() async throws {
