@@ -103,7 +103,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "local-benchmark",
-      dependencies: libraryModules + ["CLlama", "OpenAIServers"],
+      dependencies: libraryModules + ["CLlama", "GeminiServerProcess", "OpenAIServers"],
       path: "Benchmarks/LocalBenchmark"
     ),
     .executableTarget(

@@ -293,8 +293,31 @@ def hedging(text):
     return rows
 
 
+def download(text):
+    m = re.search(r"model download of \S+ \((\d+) bytes\) from a loopback CDN on .+?, median of (\d+): ModelDownload "
+                  + NUM + r" ms \(" + NUM + r" MB/s\), curl -o " + NUM + r" ms \(" + NUM + r" MB/s\); ours / curl "
+                  + NUM + r" \(goal <= 1\.2\); SHA-256 \.(\w+)", text)
+    rows = []
+    if m:
+        rows.append((15, f"ModelDownload, {tokens(m[1])} bytes, {m[3]} ms ({m[4]} MB/s; SHA-256 .{m[8]}, while writing)",
+                     f"curl -o, {m[5]} ms ({m[6]} MB/s)", m[7], "<= 1.2", met(number(m[7]) <= 1.2)))
+        s = re.search(r"curl -o then sha256sum: " + NUM + r" ms \(" + NUM + r" MB/s\); ours / \(curl \+ sha256sum\) "
+                      + NUM, text)
+        if s:
+            rows.append((15, f"ModelDownload, {m[3]} ms", f"curl -o then sha256sum, {s[1]} ms ({s[2]} MB/s)", s[3],
+                         "none set (what a script does)", DASH))
+    r = re.search(r"resume after a cut at 40% \((\d+) bytes\): (\d+) GETs; the second asked (\S+) and was sent (\d+) "
+                  r"bytes \(size - cut = (\d+)\); all requests (\d+) bytes of (\d+): (.+)$", text, re.M)
+    if r:
+        exact = r[8].strip() == "only the missing bytes moved"
+        rows.append((15, f"resumed after a cut at {tokens(r[1])} bytes (40%): the second GET asked {r[3]}",
+                     f"the missing {tokens(r[5])} bytes", f"{tokens(r[4])} bytes sent; {tokens(r[6])} in all of "
+                     f"{tokens(r[7])}", "only the missing bytes move", met(exact and r[4] == r[5] and r[6] == r[7])))
+    return rows
+
+
 PARSERS = {f.__name__: f for f in (throughput, decode, depth, concurrent, grammar, multiturn, promptcache, cancel,
-                                    memory, render, parity, cloud, sse, streaming, chunks, fleet, hedging)}
+                                    memory, render, parity, cloud, sse, streaming, chunks, fleet, hedging, download)}
 
 
 def cpu_label(cpuinfo=None, lscpu=None):

@@ -20,7 +20,7 @@ FLEET_GGUF="${BENCH_FLEET_MODEL:-${HYBRID_TEST_TINY_MODEL:-$HI_MODELS/tiny-rando
 LLAMA_BENCH="${LLAMA_BENCH_BIN:-$LLAMA_PREFIX/bin/llama-bench}"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
 RUNS="${BENCH_RUNS:-7}"
-ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging"
+ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download"
 STEPS="${BENCH_STEPS:-$ALL_STEPS}"
 for name in $STEPS; do
     [[ " $ALL_STEPS " == *" $name "* ]] || hi_die "unknown step '$name' in BENCH_STEPS (steps: $ALL_STEPS)"
@@ -198,4 +198,9 @@ fi
 if wants hedging; then
     step "hedged requests: p99 time to first text against a heavy-tailed loopback server, 1,000 requests"
     "$BIN/cloud-benchmark" hedging --requests "${BENCH_HEDGING_REQUESTS:-1000}" | tee "$OUT/hedging"
+fi
+
+if wants download; then
+    step "a model download from the loopback CDN beside curl -o and curl -o + sha256sum ($RUNS rounds), then a resume after a cut at 40%"
+    "$BIN/local-benchmark" download "$MODEL" "$RUNS" | tee "$OUT/download"
 fi

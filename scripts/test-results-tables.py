@@ -137,6 +137,15 @@ Throughput at 20 MB over throughput at 1 MB: 0.96 (1.0 is linear).
 
 Extra requests: 79 of 1000 (7.9%), the hedges sent to the secondary; each loser was cancelled when the other delivered.
 """,
+    "download": """\
+model download of SmolLM2-135M-Instruct.Q4_1.gguf (98362432 bytes) from a loopback CDN on AMD EPYC 7B13, median of 7: \
+ModelDownload 251.3 ms (391.4 MB/s), curl -o 228.4 ms (430.7 MB/s); ours / curl 1.1 (goal <= 1.2); \
+SHA-256 .openSSL (libcrypto's EVP), hashed while writing
+curl -o then sha256sum: 702.9 ms (139.9 MB/s); ours / (curl + sha256sum) 0.358
+runs (ms): ModelDownload ["251.3"], curl -o ["228.4"], curl + sha256sum ["702.9"]
+resume after a cut at 40% (39344972 bytes): 2 GETs; the second asked bytes=39344972- and was sent 59017460 bytes \
+(size - cut = 59017460); all requests 98362432 bytes of 98362432: only the missing bytes moved
+""",
 }
 
 RESULTS = """\
@@ -215,6 +224,18 @@ class Parsers(unittest.TestCase):
         self.assertTrue(fleet[3].startswith("2 / 4 met; llama-server 32 warm \u0394 7.67 ms, p99 1.10 missed"))
         self.assertEqual(fleet[5], "no")
         self.assertEqual([r[3] for r in self.rows("hedging")], ["0.074", "1.00", "7.9%"])
+        ours, script, resumed = self.rows("download")
+        self.assertEqual(ours[1], "ModelDownload, 98,362,432 bytes, 251.3 ms (391.4 MB/s; SHA-256 .openSSL, while writing)")
+        self.assertEqual((ours[3], ours[4], ours[5]), ("1.1", "<= 1.2", "yes"))
+        self.assertEqual((script[3], script[5]), ("0.358", tables.DASH))
+        self.assertEqual(resumed[1], "resumed after a cut at 39,344,972 bytes (40%): the second GET asked bytes=39344972-")
+        self.assertEqual((resumed[3], resumed[5]), ("59,017,460 bytes sent; 98,362,432 in all of 98,362,432", "yes"))
+
+    def test_aSlowDownload_orAResumeThatMovedMore_missesItsGoal(self):
+        slow = CANNED["download"].replace("ours / curl 1.1 ", "ours / curl 1.35 ")
+        self.assertEqual(tables.download(slow)[0][5], "no")
+        more = CANNED["download"].replace("all requests 98362432 bytes", "all requests 98427968 bytes")
+        self.assertEqual(tables.download(more)[2][5], "no")
 
     def test_aFailedFleet_isARowThatSaysSo(self):
         rows = tables.fleet("(the fleet benchmark failed in this run: see the reading note)\n")
@@ -317,7 +338,8 @@ class TheRepositorysResults(unittest.TestCase):
     TITLES = ["Prefill and decode beside llama-bench", "Streamed decode", "Attention at depth",
               "Sessions answering at once", "Structured output overhead", "Multi-turn time to first token",
               "Restored conversation", "Cancellation", "Memory", "Chat template render and parity",
-              "Cloud client beside curl", "Large events and tiny chunks", "Remote clients at scale", "Hedged requests"]
+              "Cloud client beside curl", "Large events and tiny chunks", "Remote clients at scale", "Hedged requests",
+              "Model downloads"]
 
     def test_everySection_isThere_inOrder_withATableTheGeneratorCanRewrite(self):
         with open(os.path.join(ROOT, "Benchmarks", "RESULTS.md"), encoding="utf-8") as f:
