@@ -3,6 +3,7 @@
 #include "CHybridOS.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -139,4 +140,15 @@ int CHybridOS_sha256_final(CHybridOS_sha256 *context, uint8_t digest[32]) {
 
 void CHybridOS_sha256_free(CHybridOS_sha256 *context) {
   if (context != NULL && CHybridOS_sha256_available()) evp.ctx_free(context);
+}
+
+int CHybridOS_start_writeback(int fd, int64_t offset, int64_t count) {
+#ifdef __linux__
+    return sync_file_range(fd, (off_t)offset, (off_t)count, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
+#else
+    (void)fd;
+    (void)offset;
+    (void)count;
+    return 0;
+#endif
 }

@@ -1,3 +1,4 @@
+import CHybridOS
 import Foundation
 import HybridInferenceCore
 import HybridInferenceRemote
@@ -17,6 +18,11 @@ import HybridInferenceRemote
 /// store consistent: the partial file is a prefix of the file its record
 /// names, or is gone.
 struct BlobTransfer {
+  /// How many written bytes the kernel is asked to start writing to disk
+  /// at a time: large enough to be one request to the disk, small enough
+  /// that little is left for the fsync before the rename.
+  static let writebackBytes: Int64 = 8 << 20
+
   let connection: DownloadConnection
   let url: URL
   let partial: PartialFile
@@ -96,6 +102,7 @@ struct BlobTransfer {
     let watch = StallWatch(limit: DownloadConnection.stallTimeout, stop: response.stopper)
     defer { watch.end() }
     var have = start
+    var writtenBack = start
     do {
       while let chunk = try await response.nextChunk() {
         watch.saw()
@@ -108,6 +115,12 @@ struct BlobTransfer {
         try write(chunk, to: descriptor, have: have, total: total)
         hash.update(chunk)
         have += Int64(chunk.count)
+        // Writing back as the bytes come leaves the fsync before the rename
+        // little to do; an error here only means the fsync does it all.
+        if have - writtenBack >= Self.writebackBytes {
+          _ = CHybridOS_start_writeback(descriptor, writtenBack, have - writtenBack)
+          writtenBack = have
+        }
         progress.update(have, of: total)
       }
     } catch let error as HybridInferenceError {

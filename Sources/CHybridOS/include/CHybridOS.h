@@ -76,4 +76,11 @@ int CHybridOS_sha256_final(CHybridOS_sha256 *context, uint8_t digest[32]);
 // Frees a context from CHybridOS_sha256_new or _copy; NULL is ignored.
 void CHybridOS_sha256_free(CHybridOS_sha256 *context);
 
+// Asks the kernel to start writing count bytes of fd from offset to the disk
+// now, without waiting (Linux's sync_file_range with SYNC_FILE_RANGE_WRITE,
+// which glibc declares only under _GNU_SOURCE). A download calls it as it
+// writes, so that the fsync before its rename finds little left to write.
+// Returns 0, or the error number; elsewhere it does nothing and returns 0.
+int CHybridOS_start_writeback(int fd, int64_t offset, int64_t count);
+
 #endif
