@@ -24,6 +24,9 @@ struct GenerationRequest: Sendable {
   /// token's while the turn answers alone, a few tokens' at a time while
   /// several do (`BatchScheduler.deliverText`).
   var onText: @Sendable (String) -> Void
+  /// How the answer's thought block reads, when the template thinks: the
+  /// scheduler follows it token by token to count the thought tokens.
+  var thoughts: ThoughtSplitter?
   /// Where the prompt cache's messages go.
   var log: LogHandler = .silent
   /// The states this request saves to the prompt cache, when the model has one.
@@ -36,6 +39,10 @@ struct GenerationOutcome: Sendable {
   /// Prompt tokens already in the KV cache, which were not decoded again.
   var reusedTokens: Int
   var generatedTokens: Int
+  /// The generated tokens from the one that opens the thought block through
+  /// the one that closes it (all of them when the prompt opened it); 0 when
+  /// the template does not think.
+  var thoughtTokens: Int
   var finishReason: FinishReason
 }
 
@@ -69,6 +76,9 @@ final class SequenceTurn: @unchecked Sendable {
   /// The save point that is the prompt's shareable opening, if planned.
   var shareablePoint: Int?
   var generatedTokens = 0
+  /// Follows the answer's thought block, one token at a time.
+  var thoughtCounter: ThoughtSplitter?
+  var thoughtTokens = 0
   /// Where this turn's logits are in the batch just decoded, if it asked for any.
   var logitsIndex: Int32?
   var decoder = UTF8StreamDecoder()
@@ -78,6 +88,7 @@ final class SequenceTurn: @unchecked Sendable {
 
   init(_ request: GenerationRequest) {
     self.request = request
+    self.thoughtCounter = request.thoughts
   }
 
   var prompt: [llama_token] { request.prompt }
@@ -86,7 +97,7 @@ final class SequenceTurn: @unchecked Sendable {
   func outcome(_ reason: FinishReason) -> GenerationOutcome {
     GenerationOutcome(
       promptTokens: prompt.count, reusedTokens: reusedTokens, generatedTokens: generatedTokens,
-      finishReason: reason)
+      thoughtTokens: thoughtTokens, finishReason: reason)
   }
 
   /// Takes the token sampled from this turn's logits. Returns the finish
@@ -97,9 +108,18 @@ final class SequenceTurn: @unchecked Sendable {
     generatedTokens += 1
     let text = decoder.decode(model.piece(of: token))
     undelivered += text
+    countThought(text)
     if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }
     unDecoded = [token]
     return nil
+  }
+
+  /// Counts the token whose text is `text` as thought when the block was open
+  /// before it or is open after it (the tags' own tokens included).
+  private func countThought(_ text: String) {
+    guard let before = thoughtCounter?.isThinking else { return }
+    _ = thoughtCounter?.feed(text)
+    if before || thoughtCounter?.isThinking == true { thoughtTokens += 1 }
   }
 
   /// Hands the text sampled since the last delivery to the caller.
