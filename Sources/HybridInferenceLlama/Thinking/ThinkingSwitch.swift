@@ -10,7 +10,9 @@ import HybridInferenceCore
 struct ThinkingSwitch: Sendable {
   /// The template's thought tags, if it thinks.
   let syntax: ThoughtSyntax?
-  /// The value of `enable_thinking`, when the template reads it and the request sets it.
+  /// The value of `enable_thinking` where the template reads it: false for
+  /// `.off`, else true, as llama.cpp always sets it (a template may think
+  /// only when it is set: `{% if not enable_thinking %}</think>{% endif %}`).
   let enableThinking: Bool?
   /// Whether an empty block is to be written after the generation prompt.
   private let closesBlock: Bool
@@ -20,7 +22,7 @@ struct ThinkingSwitch: Sendable {
     syntax = ThoughtSyntax.declared(in: source)
     let off = reasoning?.kind == .off
     let switchable = source.contains("enable_thinking")
-    enableThinking = off && switchable ? false : nil
+    enableThinking = switchable ? !off : nil
     closesBlock = off && !switchable && syntax != nil
   }
 
