@@ -18,12 +18,23 @@ final class ThinkingTemplateTests: XCTestCase {
     struct Message: Decodable {
       var role: String
       var content: String
-      var reasoning_content: String?
+      var reasoningContent: String?
+
+      enum CodingKeys: String, CodingKey {
+        case role, content
+        case reasoningContent = "reasoning_content"
+      }
     }
     var name: String
-    var add_generation_prompt: Bool
-    var enable_thinking: Bool?
+    var addGenerationPrompt: Bool
+    var enableThinking: Bool?
     var messages: [Message]
+
+    enum CodingKeys: String, CodingKey {
+      case name, messages
+      case addGenerationPrompt = "add_generation_prompt"
+      case enableThinking = "enable_thinking"
+    }
   }
 
   private struct Reference: Decodable {
@@ -46,13 +57,13 @@ final class ThinkingTemplateTests: XCTestCase {
       let rows = try XCTUnwrap(reference.results[file])
       for (index, conversation) in conversations.enumerated() where names.contains(conversation.name) {
         let switchSetting = ThinkingSwitch(
-          template: source, reasoning: conversation.enable_thinking == false ? .off : nil)
+          template: source, reasoning: conversation.enableThinking == false ? .off : nil)
         XCTAssertEqual(switchSetting.syntax, .think, file)
         let messages = conversation.messages.map {
-          ChatTemplate.Message(role: $0.role, content: $0.content, reasoningContent: $0.reasoning_content)
+          ChatTemplate.Message(role: $0.role, content: $0.content, reasoningContent: $0.reasoningContent)
         }
         var rendered = template.render(
-          messages, addGenerationPrompt: conversation.add_generation_prompt,
+          messages, addGenerationPrompt: conversation.addGenerationPrompt,
           enableThinking: switchSetting.enableThinking, log: .silent)
         switchSetting.closeBlock(in: &rendered)
         XCTAssertEqual(rendered.text, rows[index].output, "\(file) × \(conversation.name)")
