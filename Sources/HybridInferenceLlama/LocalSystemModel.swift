@@ -229,6 +229,9 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             modelVersion: Self.modelVersion, localModelName: name))
       })
     generation.thoughts = grammar == nil ? thoughts : nil
+    if generation.thoughts != nil {
+      generation.thoughtBudget = try ThoughtBudget(options?.reasoning, syntax: thoughts?.syntax, model: model)
+    }
     generation.stopsAtCompleteJSON = grammar != nil
     generation.log = request.logHandler
     let cacheWrites = promptCache.map { _ in PromptCacheWrites() }

@@ -59,4 +59,37 @@ final class ThinkingModelTests: XCTestCase {
     XCTAssertNil(answer.rawResponse.usageMetadata?.thoughtsTokenCount)
     XCTAssertEqual(answer.rawResponse.thoughtText, "")
   }
+
+  func testBudget_closesTheBlockAfterThatManyTokens_andTheAnswerFollows() async throws {
+    let thinker = try model("opened")
+    let budgeted = HybridGenerationOptions.foundationModels(
+      GenerationOptions(sampling: .greedy, maximumResponseTokens: 32, reasoning: .budget(tokens: 3)))
+    let answer = try await GenerativeModelSession(model: thinker, logHandler: .silent)
+      .respond(to: "Is 1001 prime?", options: budgeted)
+    // The end tag's tokens up to the one that completes it are thought too.
+    let loaded = try await thinker.loadedModel(progress: nil)
+    let closing = try loaded.tokenize("\n</think>\n\n", addSpecial: false, parseSpecial: true)
+    var written = ""
+    let tagTokens =
+      try XCTUnwrap(
+        closing.indices.first { index in
+          written += String(decoding: loaded.piece(of: closing[index]), as: UTF8.self)
+          return written.contains("</think>")
+        }) + 1
+    let usage = try XCTUnwrap(answer.rawResponse.usageMetadata)
+    XCTAssertEqual(usage.thoughtsTokenCount, 3 + tagTokens)
+    XCTAssertEqual((usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0), 32)
+    XCTAssertFalse(answer.rawResponse.thoughtText.isEmpty)
+    XCTAssertFalse(answer.rawResponse.thoughtText.contains("</think>"))
+    XCTAssertFalse(answer.content.isEmpty)
+    XCTAssertFalse(answer.content.contains("</think>"))
+  }
+
+  func testBudgetWithoutRoomForTheEndTag_leavesTheBlockOpenToTheLimit() async throws {
+    let answer = try await GenerativeModelSession(model: try model("opened"), logHandler: .silent)
+      .respond(to: "Is 1001 prime?", options: options(.budget(tokens: 11)))
+    XCTAssertEqual(answer.content, "")
+    XCTAssertEqual(answer.rawResponse.usageMetadata?.thoughtsTokenCount, 12)
+    XCTAssertEqual(answer.rawResponse.usageMetadata?.candidatesTokenCount, 0)
+  }
 }

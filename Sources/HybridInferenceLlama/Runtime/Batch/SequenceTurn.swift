@@ -27,6 +27,9 @@ struct GenerationRequest: Sendable {
   /// How the answer's thought block reads, when the template thinks: the
   /// scheduler follows it token by token to count the thought tokens.
   var thoughts: ThoughtSplitter?
+  /// When set, the block is closed once the answer has spent this many
+  /// thought tokens (`ThoughtBudget`).
+  var thoughtBudget: ThoughtBudget?
   /// Where the prompt cache's messages go.
   var log: LogHandler = .silent
   /// The states this request saves to the prompt cache, when the model has one.
@@ -79,6 +82,8 @@ final class SequenceTurn: @unchecked Sendable {
   /// Follows the answer's thought block, one token at a time.
   var thoughtCounter: ThoughtSplitter?
   var thoughtTokens = 0
+  /// Whether the budget's end tag went in: it goes in once.
+  private var closedThought = false
   /// Where this turn's logits are in the batch just decoded, if it asked for any.
   var logitsIndex: Int32?
   var decoder = UTF8StreamDecoder()
@@ -111,7 +116,28 @@ final class SequenceTurn: @unchecked Sendable {
     countThought(text)
     if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }
     unDecoded = [token]
+    closeThoughtIfSpent(model: model)
     return nil
+  }
+
+  /// Puts the budget's end tag after the token just sampled when the block
+  /// has spent its budget: decoded in the next step with it, counted as
+  /// generated (and thought) tokens, and handed over as the model's text.
+  /// An end tag the caller's token limit has no room for is left out: the
+  /// block then runs to the limit and is all thought.
+  private func closeThoughtIfSpent(model: LlamaModel) {
+    guard let budget = request.thoughtBudget, !closedThought, thoughtCounter?.isThinking == true,
+      thoughtTokens >= budget.tokens,
+      budget.closing.count < (request.maximumResponseTokens ?? .max) - generatedTokens
+    else { return }
+    closedThought = true
+    for token in budget.closing {
+      generatedTokens += 1
+      let text = decoder.decode(model.piece(of: token))
+      undelivered += text
+      countThought(text)
+    }
+    unDecoded.append(contentsOf: budget.closing)
   }
 
   /// Counts the token whose text is `text` as thought when the block was open
