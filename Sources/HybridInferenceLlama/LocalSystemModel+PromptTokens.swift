@@ -48,7 +48,7 @@ extension LocalSystemModel {
       rendered = continued
     } else {
       rendered = model.template.render(
-        messages, tools: templateTools, enableThinking: thinking.enableThinking, log: request.logHandler,
+        messages, tools: templateTools, switches: thinking.variables, log: request.logHandler,
         cancellation: cancellation)
       thinking.closeBlock(in: &rendered)
     }

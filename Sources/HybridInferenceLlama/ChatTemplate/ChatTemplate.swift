@@ -123,13 +123,13 @@ struct ChatTemplate: Sendable {
   /// (the plain layout is returned then; the caller is expected to throw).
   func render(
     _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool = true,
-    enableThinking: Bool? = nil, log: LogHandler = LlamaBackend.logSink.current,
+    switches: [String: JinjaValue] = [:], log: LogHandler = LlamaBackend.logSink.current,
     cancellation: JinjaCancellation? = nil
   ) -> RenderedPrompt {
     if let compiled {
       let result =
         overBudget.withLock { $0 }.map { .failure($0) }
-        ?? renderJinja(compiled, messages, addGenerationPrompt, tools, enableThinking, cancellation)
+        ?? renderJinja(compiled, messages, addGenerationPrompt, tools, switches, cancellation)
       switch result {
       case .success(let prompt): return prompt
       case .failure(let error) where error.kind == .cancelled:
@@ -160,13 +160,13 @@ struct ChatTemplate: Sendable {
 
   /// The template's text for `messages` as transformers would render it.
   func renderText(
-    _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool, enableThinking: Bool? = nil,
-    now: Date = Date()
+    _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool,
+    switches: [String: JinjaValue] = [:], now: Date = Date()
   ) throws(JinjaError) -> String {
     guard let compiled else { throw JinjaError(kind: .unsupported, message: "no chat template", line: 0) }
     let template = try compiled.get()
     return try template.render(
-      variables(messages, addGenerationPrompt, tools: tools, enableThinking: enableThinking), now: now)
+      variables(messages, addGenerationPrompt, tools: tools, switches: switches), now: now)
   }
 
   /// Renders twice, with the real strings and with every string masked
@@ -175,16 +175,16 @@ struct ChatTemplate: Sendable {
   /// masked one has placeholders.
   private func renderJinja(
     _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ addGenerationPrompt: Bool,
-    _ tools: [ToolDeclaration], _ enableThinking: Bool?, _ cancellation: JinjaCancellation?
+    _ tools: [ToolDeclaration], _ switches: [String: JinjaValue], _ cancellation: JinjaCancellation?
   ) -> Result<RenderedPrompt, JinjaError> {
     do throws(JinjaError) {
       let template = try compiled.get()
       let mask = PromptMask()
       let real = try template.render(
-        variables(messages, addGenerationPrompt, tools: tools, enableThinking: enableThinking),
+        variables(messages, addGenerationPrompt, tools: tools, switches: switches),
         cancellation: cancellation)
       let marked = try template.render(
-        variables(messages, addGenerationPrompt, tools: tools, enableThinking: enableThinking, text: mask.placeholder),
+        variables(messages, addGenerationPrompt, tools: tools, switches: switches, text: mask.placeholder),
         cancellation: cancellation)
       guard let prompt = RenderedPrompt(real: real, marked: marked, mask: mask) else {
         return .failure(JinjaError(kind: .unsupported, message: "the template rewrites message text", line: 0))
@@ -196,11 +196,12 @@ struct ChatTemplate: Sendable {
   }
 
   /// The variables a template sees; `text` is applied to every string the
-  /// conversation brings (`PromptMask`). `enableThinking`, when set, is the
-  /// `enable_thinking` switch of templates that think (Qwen3, SmolLM3);
-  /// unset, such a template thinks as it does by default.
+  /// conversation brings (`PromptMask`). `switches` are the template's own
+  /// options, as llama.cpp passes them (`enable_thinking`,
+  /// `reasoning_effort`: `ThinkingSwitch`); a template that reads none sees none.
   func variables(
-    _ messages: [Message], _ addGenerationPrompt: Bool, tools: [ToolDeclaration] = [], enableThinking: Bool? = nil,
+    _ messages: [Message], _ addGenerationPrompt: Bool, tools: [ToolDeclaration] = [],
+    switches: [String: JinjaValue] = [:],
     text: (String) -> String = { $0 }
   ) -> [String: JinjaValue] {
     var variables: [String: JinjaValue] = [
@@ -211,7 +212,7 @@ struct ChatTemplate: Sendable {
       "bos_token": .string(bosToken),
       "eos_token": .string(eosToken),
     ]
-    if let enableThinking { variables["enable_thinking"] = .bool(enableThinking) }
+    variables.merge(switches) { standard, _ in standard }
     return variables
   }
 

@@ -64,7 +64,7 @@ final class ThinkingTemplateTests: XCTestCase {
         }
         var rendered = template.render(
           messages, addGenerationPrompt: conversation.addGenerationPrompt,
-          enableThinking: switchSetting.enableThinking, log: .silent)
+          switches: switchSetting.variables, log: .silent)
         switchSetting.closeBlock(in: &rendered)
         XCTAssertEqual(rendered.text, rows[index].output, "\(file) × \(conversation.name)")
       }
@@ -91,6 +91,22 @@ final class ThinkingTemplateTests: XCTestCase {
       [.init(role: "user", content: "Hi")], log: .silent)
     ThinkingSwitch(template: "{{ messages[0].content }}", reasoning: .off).closeBlock(in: &rendered)
     XCTAssertEqual(rendered.text, "Hi")
+  }
+
+  func testEffortLevels_becomeGptOssReasoningEffort() throws {
+    let source = try String(
+      contentsOf: Self.fixtures.appendingPathComponent("templates/openai-gpt-oss-120b.jinja"), encoding: .utf8)
+    let template = ChatTemplate(template: source)
+    let levels: [(GenerationOptions.Reasoning?, String)] = [
+      (nil, "medium"), (.light, "low"), (.moderate, "medium"), (.deep, "high"),
+    ]
+    for (reasoning, effort) in levels {
+      let switches = ThinkingSwitch(template: source, reasoning: reasoning).variables
+      let text = template.render([.init(role: "user", content: "Hi")], switches: switches, log: .silent).text
+      XCTAssertTrue(text.contains("Reasoning: \(effort)\n"), "\(String(describing: reasoning)): \(text)")
+    }
+    // A template without the variable is not given it.
+    XCTAssertTrue(ThinkingSwitch(template: "{{ messages }}", reasoning: .light).variables.isEmpty)
   }
 
   func testDeviceThoughts_goToTheTemplateAsReasoningContent_anotherBackendsNever() throws {
