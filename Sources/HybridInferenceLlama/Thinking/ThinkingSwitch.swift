@@ -50,6 +50,6 @@ struct ThinkingSwitch: Sendable {
   func closeBlock(in prompt: inout RenderedPrompt) {
     guard closesBlock, let syntax else { return }
     let opened = syntax.isOpened(by: prompt.text)
-    prompt.segments.append(.markup((opened ? "\n" : syntax.start + "\n\n") + syntax.end + "\n\n"))
+    prompt.segments.append(.markup(opened ? syntax.closing : syntax.emptyBlock))
   }
 }

@@ -6,7 +6,7 @@ import HybridInferenceCore
 ///
 /// When the answer has spent `tokens` tokens in its block, the scheduler
 /// puts `closing` into the sequence in place of sampling: the end tag as the
-/// templates write it after a thought (`\n</think>\n\n`), tokenized as the
+/// template writes it after a thought (`ThoughtSyntax.closing`), tokenized as the
 /// template's own markup (a tag that is one special token stays one), so the
 /// model reads a block it closed itself and goes on with the answer.
 struct ThoughtBudget: Sendable {
@@ -22,6 +22,6 @@ struct ThoughtBudget: Sendable {
   ) throws(HybridInferenceError) {
     guard let syntax, let tokens = reasoning?.tokenBudget, tokens > 0 else { return nil }
     self.tokens = tokens
-    closing = try model.tokenize("\n" + syntax.end + "\n\n", addSpecial: false, parseSpecial: true)
+    closing = try model.tokenize(syntax.closing, addSpecial: false, parseSpecial: true)
   }
 }

@@ -105,6 +105,15 @@ final class ThinkingTemplateTests: XCTestCase {
       let text = template.render([.init(role: "user", content: "Hi")], switches: switches, log: .silent).text
       XCTAssertTrue(text.contains("Reasoning: \(effort)\n"), "\(String(describing: reasoning)): \(text)")
     }
+    // gpt-oss cannot switch thinking off: `.off` writes an empty analysis channel.
+    let off = ThinkingSwitch(template: source, reasoning: .off)
+    XCTAssertEqual(off.syntax, .harmony)
+    var rendered = template.render([.init(role: "user", content: "Hi")], switches: off.variables, log: .silent)
+    off.closeBlock(in: &rendered)
+    XCTAssertTrue(
+      rendered.text.hasSuffix(
+        "<|start|>assistant<|channel|>analysis<|message|><|end|><|start|>assistant<|channel|>final<|message|>"),
+      rendered.text)
     // A template without the variable is not given it.
     XCTAssertTrue(ThinkingSwitch(template: "{{ messages }}", reasoning: .light).variables.isEmpty)
   }

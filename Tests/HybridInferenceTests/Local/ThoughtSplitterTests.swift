@@ -133,6 +133,17 @@ final class ThoughtSplitterTests: XCTestCase {
     XCTAssertEqual(split(["<<<s>t"], syntax: syntax).answer, "<<<s>t")
   }
 
+  func testGptOssChannels_splitAtEveryPosition() {
+    // The device prints the channel markers but not the control token <|end|>.
+    let text = "<|channel|>analysis<|message|>User asks. 1001 = 7·143.<|start|>assistant<|channel|>final<|message|>No."
+    for pieces in everySplit(of: text) {
+      let (thought, answer) = split(pieces, syntax: .harmony)
+      XCTAssertEqual(thought, "User asks. 1001 = 7·143.", "\(pieces)")
+      XCTAssertEqual(answer, "No.", "\(pieces)")
+    }
+    XCTAssertEqual(split(["<|channel|>final<|message|>No."], syntax: .harmony).answer, "<|channel|>final<|message|>No.")
+  }
+
   func testTagLength_isBounded() {
     let huge = String(repeating: "a", count: 10_000_000)
     XCTAssertNil(ThoughtSyntax(start: huge, end: "</think>"))
@@ -145,6 +156,7 @@ final class ThoughtSplitterTests: XCTestCase {
     let qwen3 = "{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1] %}{%- endif %}"
     XCTAssertEqual(ThoughtSyntax.declared(in: qwen3), .think)
     XCTAssertEqual(ThoughtSyntax.declared(in: "<|END_THINKING|>")?.start, "<|START_THINKING|>")
+    XCTAssertEqual(ThoughtSyntax.declared(in: "{{- '<|start|>assistant<|channel|>final<|message|>' }}"), .harmony)
     XCTAssertNil(ThoughtSyntax.declared(in: "{{ messages[0].content }}"))
     XCTAssertTrue(think.isOpened(by: "<|im_start|>assistant\n<think>\n"))
     XCTAssertTrue(think.isOpened(by: "<｜Assistant｜><think>"))
