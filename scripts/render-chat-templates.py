@@ -68,9 +68,12 @@ def main():
             continue
         for conversation in conversations:
             try:
+                # enable_thinking is passed only when the conversation sets it, as llama.cpp
+                # does, so a template's `enable_thinking is defined` sees the default otherwise.
+                switches = {k: conversation[k] for k in ("enable_thinking",) if k in conversation}
                 output = template.render(messages=conversation["messages"], tools=conversation.get("tools"),
                                          documents=None, add_generation_prompt=conversation["add_generation_prompt"],
-                                         bos_token=BOS, eos_token=EOS)
+                                         bos_token=BOS, eos_token=EOS, **switches)
                 rows.append({"output": output})
             except Exception as error:
                 rows.append({"error": f"{type(error).__name__}: {error}"})

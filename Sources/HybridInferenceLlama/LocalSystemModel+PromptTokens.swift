@@ -16,6 +16,10 @@ extension LocalSystemModel {
     let templateTools: [ToolDeclaration]
     /// The rendered prompt's tokens.
     let tokens: [llama_token]
+    /// How the answer's thought block reads, when the template declares one
+    /// (`ThoughtSyntax.declared(in:)`): opened already when the rendered
+    /// prompt ends with its start tag.
+    let thoughts: ThoughtSplitter?
   }
 
   /// Renders and tokenizes `request` (instructions, tools, every turn and the
@@ -28,7 +32,9 @@ extension LocalSystemModel {
     var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
     if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let templateTools = tools?.templateTools ?? []
-    let rendered: RenderedPrompt
+    let thinking = ThinkingSwitch(
+      template: model.template.template, reasoning: request.options.foundationModels?.reasoning)
+    var rendered: RenderedPrompt
     if let partial = request.continuedAnswer {
       // Another model's answer broke off: go on with it as this model's own turn.
       messages.append(ChatTemplate.Message(role: "assistant", content: partial))
@@ -42,10 +48,16 @@ extension LocalSystemModel {
       rendered = continued
     } else {
       rendered = model.template.render(
-        messages, tools: templateTools, log: request.logHandler, cancellation: cancellation)
+        messages, tools: templateTools, switches: thinking.variables, log: request.logHandler,
+        cancellation: cancellation)
+      thinking.closeBlock(in: &rendered)
+    }
+    let thoughts = thinking.syntax.map { syntax in
+      ThoughtSplitter(syntax: syntax, opened: syntax.isOpened(by: rendered.text))
     }
     return DevicePrompt(
-      tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered))
+      tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered),
+      thoughts: thoughts)
   }
 
   /// The tokens `request` would prefill: its rendered prompt, exactly as

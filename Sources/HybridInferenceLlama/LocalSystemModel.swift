@@ -188,12 +188,12 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     let announcement = context.announce()
     defer { announcement.withdraw() }
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
-    let (tools, prompt, shareable) = try await TemplateThread.run { cancellation in
+    let (tools, prompt, shareable, thoughts) = try await TemplateThread.run { cancellation in
       let rendered = try Self.prompt(
         of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation)
       let shareable = try model.shareablePrefix(
         of: rendered.tokens, messages: rendered.messages, tools: rendered.templateTools, cancellation: cancellation)
-      return (rendered.tools, rendered.tokens, shareable)
+      return (rendered.tools, rendered.tokens, shareable, rendered.thoughts)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     claim.uses(context)
@@ -202,8 +202,12 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     // Locked: `onText` runs on the scheduler's thread while this task waits
     // in `submit`, and this task reads both once `submit` has returned.
     let answer = Locked("")
-    // Holds back a tool call's text (the scheduler feeds it, this task finishes it).
-    let filter = Locked(tools.map { ToolCallStreamFilter(syntax: $0.syntax) })
+    // Splits off the thoughts and holds back a tool call's text (the
+    // scheduler feeds it, this task finishes it). A schema's grammar allows
+    // no thought block: its text is all answer.
+    let shown = Locked(
+      AnswerParts(
+        thoughts: grammar == nil ? thoughts : nil, calls: tools.map { ToolCallStreamFilter(syntax: $0.syntax) }))
     let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
     var generation = GenerationRequest(
       prompt: prompt,
@@ -217,13 +221,17 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       },
       onText: { text in
         if grammar != nil { answer.withLock { $0 += text } }
-        let shown = filter.withLock { $0 == nil ? text : $0?.feed(text) ?? "" }
-        if shown.isEmpty { return }
+        let parts = shown.withLock { $0.feed(text) }
+        if parts.isEmpty { return }
         yield(
           GenerateContentResponse(
-            candidates: [Candidate(content: Content(role: "model", text: shown))],
+            candidates: [Candidate(content: Content(role: "model", parts: parts))],
             modelVersion: Self.modelVersion, localModelName: name))
       })
+    generation.thoughts = grammar == nil ? thoughts : nil
+    if generation.thoughts != nil {
+      generation.thoughtBudget = try ThoughtBudget(options?.reasoning, syntax: thoughts?.syntax, model: model)
+    }
     generation.stopsAtCompleteJSON = grammar != nil
     generation.log = request.logHandler
     let cacheWrites = promptCache.map { _ in PromptCacheWrites() }
@@ -232,22 +240,21 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     // Checked here, not in the session, so that a hybrid falls back on an
     // answer the grammar allowed but the schema or the type refuses.
     if let schema = request.responseSchema { _ = try schema.check(answer.withLock { $0 }) }
-    if let (text, calls) = try filter.withLock({ filter throws(HybridInferenceError) in try filter?.finish() }) {
-      let parts = (text.isEmpty ? [] : [Part(text: text)]) + calls.map { Part(functionCall: $0) }
-      if !parts.isEmpty {
-        yield(
-          GenerateContentResponse(
-            candidates: [Candidate(content: Content(role: "model", parts: parts))],
-            modelVersion: Self.modelVersion, localModelName: name))
-      }
+    let parts = try shown.withLock { shown throws(HybridInferenceError) in try shown.finish() }
+    if !parts.isEmpty {
+      yield(
+        GenerateContentResponse(
+          candidates: [Candidate(content: Content(role: "model", parts: parts))],
+          modelVersion: Self.modelVersion, localModelName: name))
     }
+    let thoughtTokens = generation.thoughts.map { _ in outcome.thoughtTokens }
     yield(
       GenerateContentResponse(
         candidates: [Candidate(finishReason: outcome.finishReason)],
         usageMetadata: UsageMetadata(
           promptTokenCount: outcome.promptTokens, cachedContentTokenCount: outcome.reusedTokens,
-          candidatesTokenCount: outcome.generatedTokens,
-          totalTokenCount: outcome.promptTokens + outcome.generatedTokens),
+          candidatesTokenCount: outcome.generatedTokens - outcome.thoughtTokens,
+          thoughtsTokenCount: thoughtTokens, totalTokenCount: outcome.promptTokens + outcome.generatedTokens),
         modelVersion: Self.modelVersion, localModelName: name))
     // The turn's states are on disk before `respond` returns, or the stream ends.
     if let cacheWrites {

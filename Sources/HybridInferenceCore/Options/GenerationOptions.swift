@@ -16,14 +16,21 @@ public struct GenerationOptions: Sendable, Hashable {
   /// one (`.max` included) means: answer until the window is full, with the
   /// default room (a quarter of the window, up to 256 tokens) reserved.
   public var maximumResponseTokens: Int?
+  /// How much a model that thinks may think; nil lets it think as its
+  /// template does by default. The thought tokens count toward
+  /// `maximumResponseTokens`. The cloud model's counterpart is
+  /// `GenerationConfig.thinkingConfig`.
+  public var reasoning: Reasoning?
 
   /// Options; nil fields keep the on-device defaults.
   public init(
-    sampling: SamplingMode? = nil, temperature: Double? = nil, maximumResponseTokens: Int? = nil
+    sampling: SamplingMode? = nil, temperature: Double? = nil, maximumResponseTokens: Int? = nil,
+    reasoning: Reasoning? = nil
   ) {
     self.sampling = sampling
     self.temperature = temperature
     self.maximumResponseTokens = maximumResponseTokens
+    self.reasoning = reasoning
   }
 
   /// A sampling strategy.
@@ -59,6 +66,7 @@ public struct GenerationOptions: Sendable, Hashable {
       throw .invalidOptions(
         "GenerationOptions.maximumResponseTokens must be > 0, got \(maximumResponseTokens)")
     }
+    try reasoning?.validate()
     switch sampling?.kind {
     case .topK(let top, _) where top <= 0:
       throw .invalidOptions("GenerationOptions.sampling top must be > 0, got \(top)")

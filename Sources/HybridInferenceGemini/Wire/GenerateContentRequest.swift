@@ -57,7 +57,9 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   /// without its signatures, which Gemini would refuse (400). Gemini checks
   /// signatures of the current turn only, and the current turn's rounds
   /// always come from the model asked now (a tool pins the request to it),
-  /// so what goes is never needed.
+  /// so what goes is never needed. Thought parts go back only to their
+  /// producer too: another model's reasoning (the on-device model's, after
+  /// a hybrid fell back) is its own and is left out.
   ///
   /// Each of the model's `serverTools` becomes one more `tools` entry
   /// (`{"googleSearch": {}}`), declared on every request, duplicates once.
@@ -99,7 +101,9 @@ struct GenerateContentRequest: Sendable, Hashable, Encodable {
   ) {
     contents = transcript.entries.compactMap { entry in
       let signed = entry.producer == producer
-      let parts = entry.content.parts.lazy.map { part in
+      // Another backend's thoughts (the device's, which have no producer)
+      // stay in the transcript and are never sent.
+      let parts = entry.content.parts.lazy.filter { signed || $0.thought != true }.map { part in
         guard !signed, part.thoughtSignature != nil else { return part }
         var unsigned = part
         unsigned.thoughtSignature = nil

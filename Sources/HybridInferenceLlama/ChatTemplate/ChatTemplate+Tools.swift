@@ -44,6 +44,7 @@ extension ChatTemplate.Message {
     }
     if let toolCallID { fields.append(("tool_call_id", .string(text(toolCallID)))) }
     if let name { fields.append(("name", .string(text(name)))) }
+    if let reasoningContent { fields.append(("reasoning_content", .string(text(reasoningContent)))) }
     return .dict(JinjaDict(fields))
   }
 }

@@ -54,6 +54,9 @@ struct ChatTemplate: Sendable {
     /// A `tool` message's call id and tool name.
     var toolCallID: String? = nil
     var name: String? = nil
+    /// An on-device answer's thoughts, as llama.cpp hands them to a template
+    /// (`reasoning_content`); the template decides whether to print them.
+    var reasoningContent: String? = nil
   }
 
   /// The messages of `transcript`: instructions as `system`, then every turn.
@@ -87,17 +90,31 @@ struct ChatTemplate: Sendable {
       if !outputs.isEmpty && text.isEmpty { continue }
       let role = entry.role == .user ? "user" : "assistant"
       let calls = entry.toolCalls
+      let reasoning = Self.deviceThoughts(of: entry)
       if inTemplate || calls.isEmpty {
-        messages.append(Message(role: role, content: text, toolCalls: calls))
+        messages.append(Message(role: role, content: text, toolCalls: calls, reasoningContent: reasoning))
       } else {
         let written = calls.map {
           #"{"name": "# + OrderedJSON.quote($0.name) + #", "arguments": "# + $0.argumentsJSON + "}"
         }
         messages.append(
-          Message(role: role, content: ([text] + written).filter { !$0.isEmpty }.joined(separator: "\n")))
+          Message(
+            role: role, content: ([text] + written).filter { !$0.isEmpty }.joined(separator: "\n"),
+            reasoningContent: reasoning))
       }
     }
     return messages
+  }
+
+  /// The thoughts of an answer the on-device model wrote, if any. Another
+  /// backend's thoughts (a cloud model's summaries) are its own and never
+  /// reach the device's template.
+  static func deviceThoughts(of entry: Transcript.Entry) -> String? {
+    guard entry.role == .model, entry.producer == nil, entry.modelVersion == LocalSystemModel.modelVersion else {
+      return nil
+    }
+    let thoughts = entry.content.thoughtText
+    return thoughts.isEmpty ? nil : thoughts
   }
 
   /// The prompt for `messages`; with `addGenerationPrompt` it ends where the
@@ -106,12 +123,13 @@ struct ChatTemplate: Sendable {
   /// (the plain layout is returned then; the caller is expected to throw).
   func render(
     _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool = true,
-    log: LogHandler = LlamaBackend.logSink.current, cancellation: JinjaCancellation? = nil
+    switches: [String: JinjaValue] = [:], log: LogHandler = LlamaBackend.logSink.current,
+    cancellation: JinjaCancellation? = nil
   ) -> RenderedPrompt {
     if let compiled {
       let result =
         overBudget.withLock { $0 }.map { .failure($0) }
-        ?? renderJinja(compiled, messages, addGenerationPrompt, tools, cancellation)
+        ?? renderJinja(compiled, messages, addGenerationPrompt, tools, switches, cancellation)
       switch result {
       case .success(let prompt): return prompt
       case .failure(let error) where error.kind == .cancelled:
@@ -142,11 +160,13 @@ struct ChatTemplate: Sendable {
 
   /// The template's text for `messages` as transformers would render it.
   func renderText(
-    _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool, now: Date = Date()
+    _ messages: [Message], tools: [ToolDeclaration] = [], addGenerationPrompt: Bool,
+    switches: [String: JinjaValue] = [:], now: Date = Date()
   ) throws(JinjaError) -> String {
     guard let compiled else { throw JinjaError(kind: .unsupported, message: "no chat template", line: 0) }
     let template = try compiled.get()
-    return try template.render(variables(messages, addGenerationPrompt, tools: tools), now: now)
+    return try template.render(
+      variables(messages, addGenerationPrompt, tools: tools, switches: switches), now: now)
   }
 
   /// Renders twice, with the real strings and with every string masked
@@ -155,14 +175,17 @@ struct ChatTemplate: Sendable {
   /// masked one has placeholders.
   private func renderJinja(
     _ compiled: Result<JinjaTemplate, JinjaError>, _ messages: [Message], _ addGenerationPrompt: Bool,
-    _ tools: [ToolDeclaration], _ cancellation: JinjaCancellation?
+    _ tools: [ToolDeclaration], _ switches: [String: JinjaValue], _ cancellation: JinjaCancellation?
   ) -> Result<RenderedPrompt, JinjaError> {
     do throws(JinjaError) {
       let template = try compiled.get()
       let mask = PromptMask()
-      let real = try template.render(variables(messages, addGenerationPrompt, tools: tools), cancellation: cancellation)
+      let real = try template.render(
+        variables(messages, addGenerationPrompt, tools: tools, switches: switches),
+        cancellation: cancellation)
       let marked = try template.render(
-        variables(messages, addGenerationPrompt, tools: tools, text: mask.placeholder), cancellation: cancellation)
+        variables(messages, addGenerationPrompt, tools: tools, switches: switches, text: mask.placeholder),
+        cancellation: cancellation)
       guard let prompt = RenderedPrompt(real: real, marked: marked, mask: mask) else {
         return .failure(JinjaError(kind: .unsupported, message: "the template rewrites message text", line: 0))
       }
@@ -173,12 +196,15 @@ struct ChatTemplate: Sendable {
   }
 
   /// The variables a template sees; `text` is applied to every string the
-  /// conversation brings (`PromptMask`).
+  /// conversation brings (`PromptMask`). `switches` are the template's own
+  /// options, as llama.cpp passes them (`enable_thinking`,
+  /// `reasoning_effort`: `ThinkingSwitch`); a template that reads none sees none.
   func variables(
     _ messages: [Message], _ addGenerationPrompt: Bool, tools: [ToolDeclaration] = [],
+    switches: [String: JinjaValue] = [:],
     text: (String) -> String = { $0 }
   ) -> [String: JinjaValue] {
-    [
+    var variables: [String: JinjaValue] = [
       "messages": .array(messages.map { $0.jinjaValue(text) }),
       "tools": tools.isEmpty ? .none : .array(tools.map { $0.jinjaValue(text) }),
       "documents": .none,
@@ -186,6 +212,8 @@ struct ChatTemplate: Sendable {
       "bos_token": .string(bosToken),
       "eos_token": .string(eosToken),
     ]
+    variables.merge(switches) { standard, _ in standard }
+    return variables
   }
 
   /// Whether llama.cpp recognises the file's template.

@@ -65,6 +65,34 @@ final class CloudPlacementAndSignatureTests: CloudTestCase {
     let sent = try await sentSignatures(other)
     XCTAssertEqual(sent, [])
   }
+
+  func testAPreferOnDeviceHybridFallingBack_sendsTheCloudNoDeviceThought() async throws {
+    let secret = "device-only reasoning 7f3a"
+    let device = ScriptedModel(
+      "device", placement: .onDevice,
+      script: [
+        .thoughtThenAnswer(secret, .zero, ["1001 is not prime."]),
+        .fail(HybridInferenceError.generationFailed("the device gave up")),
+      ])
+    let cloud = "echo~\(uniqueID())"
+    let session = GenerativeModelSession(
+      model: .hybridModel(primary: device, secondary: server.model(cloud)), logHandler: .silent)
+    let first = try await session.respond(to: "Is 1001 prime?")
+    XCTAssertEqual(first.rawResponse.thoughtText, secret)
+    let second = try await session.respond(to: "And 1009?")
+    XCTAssertEqual(second.rawResponse.placement, .cloud)
+    // The thought stays in the transcript, where it is true.
+    XCTAssertEqual(session.transcript.entries[1].content.thoughtText, secret)
+    let last = try await server.lastRequest(cloud)
+    let body = try XCTUnwrap(last["body"] as? [String: Any])
+    let contents = try XCTUnwrap(body["contents"] as? [[String: Any]])
+    XCTAssertEqual(contents.compactMap { $0["role"] as? String }, ["user", "model", "user"])
+    let parts = contents.flatMap { $0["parts"] as? [[String: Any]] ?? [] }
+    XCTAssertFalse(parts.contains { $0["thought"] != nil }, "\(parts)")
+    XCTAssertFalse(
+      try XCTUnwrap(String(data: JSONSerialization.data(withJSONObject: body), encoding: .utf8)).contains(secret))
+    XCTAssertEqual((contents[1]["parts"] as? [[String: Any]])?.first?["text"] as? String, "1001 is not prime.")
+  }
 }
 
 /// A model that answers through `base`, or fails as offline when switched. Test target only.

@@ -79,7 +79,7 @@ final class ChatTemplateReferenceTests: XCTestCase {
   private static func compare(_ source: String, _ conversation: JinjaValue, _ expected: Expected) -> String? {
     guard case .dict(let fields) = conversation else { return "bad conversation" }
     let label = fields["name"]?.pythonString ?? "?"
-    let variables: [String: JinjaValue] = [
+    var variables: [String: JinjaValue] = [
       "messages": fields["messages"] ?? .array([]),
       "tools": fields["tools"] ?? .none,
       "documents": .none,
@@ -87,6 +87,8 @@ final class ChatTemplateReferenceTests: XCTestCase {
       "bos_token": .string("<|bos|>"),
       "eos_token": .string("<|eos|>"),
     ]
+    // Set only where the conversation sets it, as the library and llama.cpp do.
+    if let enableThinking = fields["enable_thinking"] { variables["enable_thinking"] = enableThinking }
     let rendered: Result<String, JinjaError> = Result { () throws(JinjaError) in
       try JinjaTemplate(source).render(variables, now: now)
     }

@@ -10,8 +10,9 @@ import XCTest
 @testable import HybridInferenceRemote
 
 /// Files a repo script writes with the set-up's Python venv, once per test
-/// process: the crafted model files (scripts/make-crafted-models.py) and the
-/// hostile chat templates (scripts/make-hostile-templates.py). Each script
+/// process: the crafted model files (scripts/make-crafted-models.py), the
+/// hostile chat templates (scripts/make-hostile-templates.py) and the tiny
+/// model with thinking templates (scripts/make-thinking-models.py). Each script
 /// takes a directory and prints the kinds it wrote, one per line.
 final class GeneratedFiles: Sendable {
   struct Output: Sendable {
@@ -21,6 +22,7 @@ final class GeneratedFiles: Sendable {
 
   static let craftedModels = GeneratedFiles(script: "make-crafted-models.py", prefix: "hybrid-crafted")
   static let hostileTemplates = GeneratedFiles(script: "make-hostile-templates.py", prefix: "hybrid-hostile")
+  static let thinkingModels = GeneratedFiles(script: "make-thinking-models.py", prefix: "hybrid-thinking")
 
   let output: Result<Output, GeneratedFilesUnavailable>
 

@@ -24,6 +24,12 @@ struct GenerationRequest: Sendable {
   /// token's while the turn answers alone, a few tokens' at a time while
   /// several do (`BatchScheduler.deliverText`).
   var onText: @Sendable (String) -> Void
+  /// How the answer's thought block reads, when the template thinks: the
+  /// scheduler follows it token by token to count the thought tokens.
+  var thoughts: ThoughtSplitter?
+  /// When set, the block is closed once the answer has spent this many
+  /// thought tokens (`ThoughtBudget`).
+  var thoughtBudget: ThoughtBudget?
   /// Where the prompt cache's messages go.
   var log: LogHandler = .silent
   /// The states this request saves to the prompt cache, when the model has one.
@@ -36,6 +42,10 @@ struct GenerationOutcome: Sendable {
   /// Prompt tokens already in the KV cache, which were not decoded again.
   var reusedTokens: Int
   var generatedTokens: Int
+  /// The generated tokens from the one that opens the thought block through
+  /// the one that closes it (all of them when the prompt opened it); 0 when
+  /// the template does not think.
+  var thoughtTokens: Int
   var finishReason: FinishReason
 }
 
@@ -69,6 +79,11 @@ final class SequenceTurn: @unchecked Sendable {
   /// The save point that is the prompt's shareable opening, if planned.
   var shareablePoint: Int?
   var generatedTokens = 0
+  /// Follows the answer's thought block, one token at a time.
+  var thoughtCounter: ThoughtSplitter?
+  var thoughtTokens = 0
+  /// Whether the budget's end tag went in: it goes in once.
+  private var closedThought = false
   /// Where this turn's logits are in the batch just decoded, if it asked for any.
   var logitsIndex: Int32?
   var decoder = UTF8StreamDecoder()
@@ -78,6 +93,7 @@ final class SequenceTurn: @unchecked Sendable {
 
   init(_ request: GenerationRequest) {
     self.request = request
+    self.thoughtCounter = request.thoughts
   }
 
   var prompt: [llama_token] { request.prompt }
@@ -86,7 +102,7 @@ final class SequenceTurn: @unchecked Sendable {
   func outcome(_ reason: FinishReason) -> GenerationOutcome {
     GenerationOutcome(
       promptTokens: prompt.count, reusedTokens: reusedTokens, generatedTokens: generatedTokens,
-      finishReason: reason)
+      thoughtTokens: thoughtTokens, finishReason: reason)
   }
 
   /// Takes the token sampled from this turn's logits. Returns the finish
@@ -97,9 +113,39 @@ final class SequenceTurn: @unchecked Sendable {
     generatedTokens += 1
     let text = decoder.decode(model.piece(of: token))
     undelivered += text
+    countThought(text)
     if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }
     unDecoded = [token]
+    closeThoughtIfSpent(model: model)
     return nil
+  }
+
+  /// Puts the budget's end tag after the token just sampled when the block
+  /// has spent its budget: decoded in the next step with it, counted as
+  /// generated (and thought) tokens, and handed over as the model's text.
+  /// An end tag the caller's token limit has no room for is left out: the
+  /// block then runs to the limit and is all thought.
+  private func closeThoughtIfSpent(model: LlamaModel) {
+    guard let budget = request.thoughtBudget, !closedThought, thoughtCounter?.isThinking == true,
+      thoughtTokens >= budget.tokens,
+      budget.closing.count < (request.maximumResponseTokens ?? .max) - generatedTokens
+    else { return }
+    closedThought = true
+    for token in budget.closing {
+      generatedTokens += 1
+      let text = decoder.decode(model.piece(of: token))
+      undelivered += text
+      countThought(text)
+    }
+    unDecoded.append(contentsOf: budget.closing)
+  }
+
+  /// Counts the token whose text is `text` as thought when the block was open
+  /// before it or is open after it (the tags' own tokens included).
+  private func countThought(_ text: String) {
+    guard let before = thoughtCounter?.isThinking else { return }
+    _ = thoughtCounter?.feed(text)
+    if before || thoughtCounter?.isThinking == true { thoughtTokens += 1 }
   }
 
   /// Hands the text sampled since the last delivery to the caller.
