@@ -11,7 +11,8 @@ import XCTest
 
 /// Files a repo script writes with the set-up's Python venv, once per test
 /// process: the crafted model files (scripts/make-crafted-models.py) and the
-/// hostile chat templates (scripts/make-hostile-templates.py). Each script
+/// hostile chat templates (scripts/make-hostile-templates.py), the tiny
+/// models carrying each fixture chat template (scripts/make-template-models.py). Each script
 /// takes a directory and prints the kinds it wrote, one per line.
 final class GeneratedFiles: Sendable {
   struct Output: Sendable {
@@ -21,6 +22,7 @@ final class GeneratedFiles: Sendable {
 
   static let craftedModels = GeneratedFiles(script: "make-crafted-models.py", prefix: "hybrid-crafted")
   static let hostileTemplates = GeneratedFiles(script: "make-hostile-templates.py", prefix: "hybrid-hostile")
+  static let templateModels = GeneratedFiles(script: "make-template-models.py", prefix: "hybrid-template-models")
 
   let output: Result<Output, GeneratedFilesUnavailable>
 
