@@ -22,12 +22,65 @@ final class GeneratedFiles: Sendable {
 
   static let craftedModels = GeneratedFiles(script: "make-crafted-models.py", prefix: "hybrid-crafted")
   static let hostileTemplates = GeneratedFiles(script: "make-hostile-templates.py", prefix: "hybrid-hostile")
-  static let templateModels = GeneratedFiles(script: "make-template-models.py", prefix: "hybrid-template-models")
+  /// 70 files, 44 MB: kept between runs under a name that changes with
+  /// what writes them (`keyedBy`), rather than written again each run.
+  static let templateModels = GeneratedFiles(
+    script: "make-template-models.py", prefix: "hybrid-template-models",
+    keyedBy: [
+      "scripts/make-template-models.py", "scripts/make-tiny-model.py", "Tests/Fixtures/chat-templates/templates",
+    ])
 
   let output: Result<Output, GeneratedFilesUnavailable>
 
-  private init(script: String, prefix: String) {
-    output = Result { () throws(GeneratedFilesUnavailable) in try Self.generate(script: script, prefix: prefix) }
+  private init(script: String, prefix: String, keyedBy inputs: [String] = []) {
+    output = Result { () throws(GeneratedFilesUnavailable) in
+      guard !inputs.isEmpty else {
+        return try Self.generate(script: script, into: Self.temporary("\(prefix)-\(getpid())"))
+      }
+      return try Self.generateOnce(script: script, prefix: prefix, keyedBy: inputs)
+    }
+  }
+
+  private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../../..").standardized
+
+  private static func temporary(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent(name).path
+  }
+
+  /// The files in a directory named by a digest of `inputs` (files, or
+  /// folders' files, under the repository root): written by the first run
+  /// that lacks them (into a folder of its own, then renamed, so two runs at
+  /// once never read half a set), read by every later one. `kinds` holds the
+  /// script's output and marks the set complete.
+  private static func generateOnce(script: String, prefix: String, keyedBy inputs: [String])
+    throws(GeneratedFilesUnavailable) -> Output
+  {
+    var digest = SHA256()
+    for input in inputs {
+      let url = root.appendingPathComponent(input)
+      let files =
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [""]).sorted()
+        .map { $0.isEmpty ? url : url.appendingPathComponent($0) }
+      for file in files {
+        digest.update(Array(file.lastPathComponent.utf8))
+        digest.update((try? Data(contentsOf: file)) ?? Data())
+      }
+    }
+    let directory = temporary("\(prefix)-\(SHA256.hex(of: digest.finalize().prefix(8)))")
+    let kindsFile = directory + "/kinds"
+    if let kinds = try? String(contentsOfFile: kindsFile, encoding: .utf8) {
+      return Output(directory: directory, kinds: kinds.split(separator: "\n").map(String.init))
+    }
+    let staging = directory + ".\(getpid())"
+    let output = try generate(script: script, into: staging)
+    FileManager.default.createFile(
+      atPath: staging + "/kinds", contents: Data(output.kinds.joined(separator: "\n").utf8))
+    // Another run may have renamed its own set there first: then that one is read.
+    if (try? FileManager.default.moveItem(atPath: staging, toPath: directory)) == nil {
+      try? FileManager.default.removeItem(atPath: staging)
+    }
+    return Output(directory: directory, kinds: output.kinds)
   }
 
   /// The files, or a failure under CI (`CI=true`) and a skip elsewhere when the
@@ -41,7 +94,8 @@ final class GeneratedFiles: Sendable {
     }
   }
 
-  private static func generate(script name: String, prefix: String) throws(GeneratedFilesUnavailable) -> Output {
+  private static func generate(script name: String, into directory: String) throws(GeneratedFilesUnavailable) -> Output
+  {
     let environment = ProcessInfo.processInfo.environment
     let python =
       environment["HYBRID_TEST_PYTHON"]
@@ -52,8 +106,6 @@ final class GeneratedFiles: Sendable {
     }
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../../../scripts/\(name)").standardized.path
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("\(prefix)-\(ProcessInfo.processInfo.processIdentifier)").path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
     process.arguments = [script, directory]
