@@ -23,8 +23,8 @@ final class PromptParityTests: XCTestCase {
     "fireworks-ai-llama-3-firefunction-v2": noTools,
     "CohereForAI-c4ai-command-r-plus-tool_use": noTools,
     "google-gemma-2-2b-it":
-      "no system role: llama.cpp joins the system message to the first user message with one newline, "
-      + "the library with a blank line",
+      "refuses a system message: llama-server joins it to the first user message with one newline; the "
+      + "library falls back to llama.cpp's built-in Gemma format, which joins them with a blank line",
     "llama-cpp-rwkv-world": thinkingUnbound,
     "openbmb-MiniCPM5-1B": thinkingUnbound,
   ]
@@ -32,8 +32,8 @@ final class PromptParityTests: XCTestCase {
     "renders an unbound `enable_thinking` unlike both true and false; llama-server always binds it, "
     + "the library binds none"
   static let noTools =
-    "iterates `tools` unguarded: with no tools llama.cpp's engine loops over nothing, "
-    + "the library's stops (as transformers does) and falls back to llama.cpp's built-in ChatML"
+    "with no tools, loops over a `tools` (or `functions`) that is not a list: llama.cpp's engine loops over "
+    + "nothing, jinja2 and the library's engine fail, and the library falls back to llama.cpp's built-in template"
 
   /// Variables llama-server is sent (`chat_template_kwargs`) so that it
   /// renders what the library renders: llama-server binds `enable_thinking`
