@@ -20,6 +20,10 @@ Both sides read the same file, so the vocabulary does not have to be the real
 model's for the comparison to mean something: it has to give BOS and the
 markup the same text as the real one.
 
+Where scripts/fetch-vocab.sh has put llama.cpp's Llama 3 vocabulary, the Llama 3.x
+and DeepSeek-R1-Distill-Llama templates are also written on it (`<name>@llama-bpe`),
+so that a byte-level BPE vocabulary with its pre-tokenizer is compared too.
+
 Usage: make-template-models.py OUTPUT_DIR [TEMPLATE_NAME ...]
 Writes OUTPUT_DIR/<template name>.gguf (all templates when none is named) and
 prints each name it wrote.
@@ -114,6 +118,84 @@ def write(name, out):
         tiny.build_vocab = base_vocab
 
 
+# Templates also written on llama.cpp's Llama 3 vocabulary (a byte-level BPE with
+# its pre-tokenizer, where the tiny one is SentencePiece), as <name>@llama-bpe.
+LLAMA_BPE_TEMPLATES = [
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B",
+    "meta-llama-Llama-3.1-8B-Instruct",
+    "meta-llama-Llama-3.2-3B-Instruct",
+    "meta-llama-Llama-3.3-70B-Instruct",
+]
+
+
+def vocab_dir():
+    """$HI_MODELS/vocab, as scripts/common.sh names it (scripts/fetch-vocab.sh fills it)."""
+    cache = os.environ.get("HYBRID_INFERENCE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "hybrid-inference")
+    return os.path.join(cache, "models", "vocab")
+
+
+def read_bpe(path):
+    """The tokens, token types, merges and BOS/EOS ids of a vocabulary-only GGUF."""
+    reader = gguf.GGUFReader(path)
+
+    def strings(key):
+        field = reader.fields[key]
+        return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
+
+    def scalar(key):
+        field = reader.fields[key]
+        return int(field.parts[field.data[0]][0])
+
+    types = reader.fields["tokenizer.ggml.token_type"]
+    return (strings("tokenizer.ggml.tokens"), [int(types.parts[i][0]) for i in types.data],
+            strings("tokenizer.ggml.merges"), scalar("tokenizer.ggml.bos_token_id"),
+            scalar("tokenizer.ggml.eos_token_id"))
+
+
+def write_bpe(name, out, bpe):
+    """`name`'s template on the Llama 3 vocabulary, BOS and EOS renamed to the
+    template's where it has others (the DeepSeek distills rename Llama's)."""
+    with open(os.path.join(TEMPLATES, name + ".jinja"), encoding="utf-8") as f:
+        source = f.read()
+    bos, eos = bos_eos(name)
+    base_tokens, base_types, merges, bos_id, eos_id = bpe
+    tokens, types = list(base_tokens), list(base_types)
+    if bos not in tokens:
+        tokens[bos_id] = bos
+    if eos not in tokens:
+        tokens[eos_id] = eos
+    # (make-tiny-model.py looks <|im_end|> up; edit_kv names the real EOS.)
+    for token in special_tokens(source) + ["<|im_end|>"]:
+        if token not in tokens:
+            tokens.append(token)
+            types.append(int(gguf.TokenType.CONTROL))
+    T = gguf.GGUFValueType
+
+    def edit_kv(kv):
+        kv["tokenizer.ggml.model"] = gguf.GGUFValue(value="gpt2", type=T.STRING)
+        kv["tokenizer.ggml.pre"] = gguf.GGUFValue(value="llama-bpe", type=T.STRING)
+        kv["tokenizer.ggml.scores"] = None
+        kv["tokenizer.ggml.unknown_token_id"] = None
+        kv["tokenizer.ggml.padding_token_id"] = None
+        kv["tokenizer.ggml.add_space_prefix"] = None
+        kv["tokenizer.ggml.merges"] = gguf.GGUFValue(value=merges, type=T.ARRAY, sub_type=T.STRING)
+        kv["tokenizer.chat_template"] = gguf.GGUFValue(value=source, type=T.STRING)
+        kv["tokenizer.ggml.bos_token_id"] = gguf.GGUFValue(value=tokens.index(bos), type=T.UINT32)
+        kv["tokenizer.ggml.eos_token_id"] = gguf.GGUFValue(value=tokens.index(eos), type=T.UINT32)
+        kv["tokenizer.ggml.eot_token_id"] = gguf.GGUFValue(value=tokens.index(eos), type=T.UINT32)
+        kv["tokenizer.ggml.add_bos_token"] = gguf.GGUFValue(value=True, type=T.BOOL)
+
+    base_vocab, base_embd = tiny.build_vocab, tiny.N_EMBD
+    tiny.build_vocab = lambda: (tokens, [0.0] * len(tokens), types)
+    # 16 wide rather than 64: the 128k-token embedding and output stay 8 MB each.
+    tiny.N_EMBD = 16
+    try:
+        tiny.write_model(out, n_head=4, n_head_kv=2, head_dim=4, edit_kv=edit_kv)
+    finally:
+        tiny.build_vocab, tiny.N_EMBD = base_vocab, base_embd
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: make-template-models.py OUTPUT_DIR [TEMPLATE_NAME ...]")
@@ -124,6 +206,12 @@ def main():
     for name in names:
         write(name, os.path.join(out_dir, name + ".gguf"))
         print(name)
+    bpe_path = os.path.join(vocab_dir(), "ggml-vocab-llama-bpe.gguf")
+    if os.path.exists(bpe_path):
+        bpe = read_bpe(bpe_path)
+        for name in [n for n in LLAMA_BPE_TEMPLATES if n in names]:
+            write_bpe(name, os.path.join(out_dir, name + "@llama-bpe.gguf"), bpe)
+            print(name + "@llama-bpe")
 
 
 if __name__ == "__main__":

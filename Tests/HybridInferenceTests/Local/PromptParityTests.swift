@@ -1,6 +1,7 @@
 import CLlama
 import Foundation
 import OpenAIServers
+import TestPrerequisites
 import XCTest
 
 @testable import HybridInferenceCore
@@ -62,6 +63,15 @@ final class PromptParityTests: XCTestCase {
     try await assertOneBOS(template: "deepseek-ai-DeepSeek-R1-Distill-Llama-8B")
   }
 
+  /// The same on llama.cpp's Llama 3 vocabulary (byte-level BPE), BOS renamed as the distill renames it.
+  func testR1DistillLlamaTemplate_onTheLlama3Vocabulary_promptHasOneBOS_asLlamaServer() async throws {
+    try await assertOneBOS(template: "deepseek-ai-DeepSeek-R1-Distill-Llama-8B@llama-bpe")
+  }
+
+  func testLlama31Template_onTheLlama3Vocabulary_promptHasOneBOS_asLlamaServer() async throws {
+    try await assertOneBOS(template: "meta-llama-Llama-3.1-8B-Instruct@llama-bpe")
+  }
+
   func testLlama31Template_promptHasOneBOS_asLlamaServer() async throws {
     try await assertOneBOS(template: "meta-llama-Llama-3.1-8B-Instruct")
   }
@@ -75,11 +85,14 @@ final class PromptParityTests: XCTestCase {
   func testEveryFixtureTemplate_promptTokensEqualLlamaServer() async throws {
     let models = try GeneratedFiles.templateModels.get()
     XCTAssertGreaterThan(models.kinds.count, 60, "the fixture set has every llama.cpp template")
+    guard models.kinds.contains(where: { $0.hasSuffix("@llama-bpe") }) else {
+      throw Prerequisite.missing("llama.cpp's Llama 3 vocabulary at \(GeneratedFiles.llamaBPEVocabulary) (make setup)")
+    }
     var mismatches: [String] = []
     var fixedDifferences: [String] = []
     for name in models.kinds {
       let differences = try await differences(template: name, directory: models.directory)
-      if Self.knownDifferences[name] != nil {
+      if Self.knownDifferences[Self.template(of: name)] != nil {
         if differences.isEmpty { fixedDifferences.append(name) }
       } else {
         mismatches += differences
@@ -89,8 +102,14 @@ final class PromptParityTests: XCTestCase {
     XCTAssertEqual(fixedDifferences, [], "known differences that now match: take them off the list")
   }
 
+  /// The template a model carries: `name` less its vocabulary (`@llama-bpe`).
+  static func template(of name: String) -> String {
+    String(name.prefix { $0 != "@" })
+  }
+
   private func assertOneBOS(template: String) async throws {
     let models = try GeneratedFiles.templateModels.get()
+    guard models.kinds.contains(template) else { throw Prerequisite.missing("the model \(template) (make setup)") }
     let path = models.directory + "/\(template).gguf"
     let model = LocalSystemModel(modelPath: path, contextSize: 512, threads: 1)
     let bos = llama_vocab_bos(try await model.loadedModel(progress: nil).vocab)
@@ -99,7 +118,7 @@ final class PromptParityTests: XCTestCase {
     for conversation in ParityConversation.all {
       let ours = try await model.promptTokens(for: conversation.request)
       let theirs = try await ServerPrompt.tokens(
-        of: conversation, variables: Self.serverVariables[template] ?? [:], server: server)
+        of: conversation, variables: Self.serverVariables[Self.template(of: template)] ?? [:], server: server)
       XCTAssertEqual(ours.filter { $0 == bos }.count, 1, "\(conversation.name): one BOS in \(ours)")
       XCTAssertEqual(ours.first, bos, conversation.name)
       XCTAssertEqual(ours, theirs, conversation.name)
@@ -119,7 +138,7 @@ final class PromptParityTests: XCTestCase {
       let theirs: [Int32]
       do {
         theirs = try await ServerPrompt.tokens(
-          of: conversation, variables: Self.serverVariables[template] ?? [:], server: server)
+          of: conversation, variables: Self.serverVariables[Self.template(of: template)] ?? [:], server: server)
       } catch let error as ServerPromptError {
         differences.append("\(template), \(conversation.name): llama-server: \(error)")
         continue

@@ -28,16 +28,24 @@ final class GeneratedFiles: Sendable {
     script: "make-template-models.py", prefix: "hybrid-template-models",
     keyedBy: [
       "scripts/make-template-models.py", "scripts/make-tiny-model.py", "Tests/Fixtures/chat-templates/templates",
-    ])
+    ], sizesOf: [llamaBPEVocabulary])
+
+  /// llama.cpp's Llama 3 vocabulary, where scripts/fetch-vocab.sh puts it.
+  static var llamaBPEVocabulary: String {
+    DefaultModelLocation.cacheDirectory(environment: ProcessInfo.processInfo.environment)
+      + "/models/vocab/ggml-vocab-llama-bpe.gguf"
+  }
 
   let output: Result<Output, GeneratedFilesUnavailable>
 
-  private init(script: String, prefix: String, keyedBy inputs: [String] = []) {
+  /// `sizesOf`: files outside the repository (large ones) that key the set
+  /// by their path and size: one the set-up adds later makes a new set.
+  private init(script: String, prefix: String, keyedBy inputs: [String] = [], sizesOf outside: [String] = []) {
     output = Result { () throws(GeneratedFilesUnavailable) in
       guard !inputs.isEmpty else {
         return try Self.generate(script: script, into: Self.temporary("\(prefix)-\(getpid())"))
       }
-      return try Self.generateOnce(script: script, prefix: prefix, keyedBy: inputs)
+      return try Self.generateOnce(script: script, prefix: prefix, keyedBy: inputs, sizesOf: outside)
     }
   }
 
@@ -53,10 +61,14 @@ final class GeneratedFiles: Sendable {
   /// that lacks them (into a folder of its own, then renamed, so two runs at
   /// once never read half a set), read by every later one. `kinds` holds the
   /// script's output and marks the set complete.
-  private static func generateOnce(script: String, prefix: String, keyedBy inputs: [String])
+  private static func generateOnce(script: String, prefix: String, keyedBy inputs: [String], sizesOf outside: [String])
     throws(GeneratedFilesUnavailable) -> Output
   {
     var digest = SHA256()
+    for path in outside {
+      let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+      digest.update(Array("\(path) \(size)".utf8))
+    }
     for input in inputs {
       let url = root.appendingPathComponent(input)
       let files =
