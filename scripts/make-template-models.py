@@ -12,9 +12,9 @@ with a vocabulary fitted to it:
 - every special-looking literal the template prints (`<|...|>`, `<｜...｜>`,
   `[INST]`-like, `<start_of_turn>`-like) added as a control token, so
   markup becomes control tokens as in the real model;
-- `tokenizer.ggml.add_bos_token` set (the real models of these templates add
-  BOS), so that a template writing BOS itself meets a vocabulary that adds one:
-  the case where a prompt could begin with two.
+- `tokenizer.ggml.add_bos_token` set for every template (most of their real
+  models add BOS), so that a template writing BOS itself meets a vocabulary
+  that adds one: the case where a prompt could begin with two.
 
 Both sides read the same file, so the vocabulary does not have to be the real
 model's for the comparison to mean something: it has to give BOS and the
