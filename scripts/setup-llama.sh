@@ -106,6 +106,8 @@ got="$(hi_sha256 "$SDIST")"
 
 SRC_TOP="llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
 tar -xzf "$SDIST" -C "$WORK" "$SRC_TOP" || hi_die "could not extract $SRC_TOP from $SDIST_NAME"
+# The Llama 3 vocabulary the prompt-parity tests use, from this sdist rather than a second download.
+LLAMA_SDIST="$SDIST" "$HI_SCRIPTS/fetch-vocab.sh" >/dev/null || hi_log "could not extract the Llama 3 vocabulary"
 SRC="$WORK/$SRC_TOP"
 BLD="$WORK/build"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-shot provisioning: Python tools venv, llama.cpp build, tiny test model.
+# One-shot provisioning: Python tools venv, llama.cpp build, tiny test model, Llama 3 vocabulary.
 #   scripts/setup.sh [--default-model]
 # --default-model also fetches SmolLM2-135M-Instruct (~94 MiB). Silent on a full cache hit.
 set -euo pipefail
@@ -17,6 +17,7 @@ done
 "$HI_SCRIPTS/setup-python.sh"
 "$HI_SCRIPTS/setup-llama.sh"
 "$HI_SCRIPTS/make-tiny-model.sh" >/dev/null
+"$HI_SCRIPTS/fetch-vocab.sh" >/dev/null
 if [ "$default_model" = 1 ]; then
     "$HI_SCRIPTS/fetch-default-model.sh" >/dev/null
 fi

@@ -102,19 +102,6 @@ final class LlamaModel: @unchecked Sendable {
     llama_model_free(pointer)
   }
 
-  /// The tokens of `prompt`: its markup with control tokens parsed, its
-  /// message bodies as plain text. The first segment gets the model's BOS.
-  func tokenize(_ prompt: RenderedPrompt) throws(HybridInferenceError) -> [llama_token] {
-    var tokens: [llama_token] = []
-    for (index, segment) in prompt.segments.enumerated() {
-      switch segment {
-      case .markup(let text): tokens += try tokenize(text, addSpecial: index == 0, parseSpecial: true)
-      case .text(let text): tokens += try tokenize(text, addSpecial: index == 0, parseSpecial: false)
-      }
-    }
-    return tokens
-  }
-
   /// The tokens of `text`. With `parseSpecial`, marker text (`<|im_start|>`)
   /// becomes control tokens: only for text the library or the template wrote.
   func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws(HybridInferenceError) -> [llama_token] {

@@ -1,0 +1,51 @@
+import CLlama
+import HybridInferenceCore
+
+extension LlamaModel {
+  /// The tokens of `prompt`, as llama-server tokenizes the same prompt: the
+  /// BOS (and EOS) the vocabulary adds, once, and the text between.
+  ///
+  /// A BOS or EOS the template printed where the vocabulary adds one is left
+  /// to the vocabulary (`RenderedPrompt.leavingToTokenizer`), as llama.cpp's
+  /// chat rendering does: a template writing `{{ bos_token }}` gives one BOS.
+  ///
+  /// The text between is tokenized whole, control tokens parsed, as
+  /// llama-server does, so that the template's text and a message's merge
+  /// where they meet (`User: ` then `Hi` is ` Hi`, not ` ` and `Hi`), but only
+  /// when that gives the very special tokens, in the same order, as tokenizing
+  /// each segment apart: the template's markup with control tokens parsed,
+  /// each string of the conversation as plain text (`RenderedPrompt`). A
+  /// message holding a marker (`<|im_start|>`), or completing one the
+  /// template began, changes them; then the segments' tokens are the prompt,
+  /// so a message can never forge a turn.
+  func tokenize(_ prompt: RenderedPrompt) throws(HybridInferenceError) -> [llama_token] {
+    let bos = llama_vocab_get_add_bos(vocab) ? llama_vocab_bos(vocab) : LLAMA_TOKEN_NULL
+    let eos = llama_vocab_get_add_eos(vocab) ? llama_vocab_eos(vocab) : LLAMA_TOKEN_NULL
+    let prompt = prompt.leavingToTokenizer(
+      bos: bos == LLAMA_TOKEN_NULL ? nil : template.bosToken, eos: eos == LLAMA_TOKEN_NULL ? nil : template.eosToken)
+    var segmented: [llama_token] = []
+    for segment in prompt.segments {
+      switch segment {
+      case .markup(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: true)
+      case .text(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: false)
+      }
+    }
+    var body = segmented
+    if prompt.segments.count > 1 {
+      let whole = try tokenize(prompt.text, addSpecial: false, parseSpecial: true)
+      if whole.lazy.filter(isSpecial).elementsEqual(segmented.lazy.filter(isSpecial)) { body = whole }
+    }
+    var tokens: [llama_token] = bos == LLAMA_TOKEN_NULL ? [] : [bos]
+    tokens += body
+    if eos != LLAMA_TOKEN_NULL { tokens.append(eos) }
+    return tokens
+  }
+
+  /// Whether `token` is one llama.cpp's tokenizer matches by its text
+  /// rather than by merging: a control, user-defined or unknown token.
+  private func isSpecial(_ token: llama_token) -> Bool {
+    let special =
+      LLAMA_TOKEN_ATTR_CONTROL.rawValue | LLAMA_TOKEN_ATTR_USER_DEFINED.rawValue | LLAMA_TOKEN_ATTR_UNKNOWN.rawValue
+    return llama_vocab_get_attr(vocab, token).rawValue & special != 0
+  }
+}
