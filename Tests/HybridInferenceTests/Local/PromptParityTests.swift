@@ -26,37 +26,32 @@ final class PromptParityTests: XCTestCase {
     "google-gemma-2-2b-it":
       "refuses a system message: llama-server joins it to the first user message with one newline; the "
       + "library falls back to llama.cpp's built-in Gemma format, which joins them with a blank line",
-    "llama-cpp-rwkv-world": thinkingUnbound,
-    "openbmb-MiniCPM5-1B": thinkingUnbound,
+    "Apertus-8B-Instruct": thinkingSupport,
+    "deepseek-ai-DeepSeek-V4": thinkingAfterAnAnswer,
+    "deepseek-ai-DeepSeek-V4-Flash-0731": thinkingAfterAnAnswer,
   ]
-  static let thinkingUnbound =
-    "renders an unbound `enable_thinking` unlike both true and false; llama-server always binds it, "
-    + "the library binds none"
+  static let thinkingSupport =
+    "llama-server binds `enable_thinking` true only where its own analysis of the template finds a thinking "
+    + "block, which it does not here (the prompt says thinking is disabled); the library binds it wherever the "
+    + "template reads it"
+  static let thinkingAfterAnAnswer =
+    "after an earlier answer, the generation prompt ends in the other of `<think>` / `</think>` than "
+    + "llama-server's; with one user turn they agree (not traced further yet)"
+
   static let noTools =
     "with no tools, loops over a `tools` (or `functions`) that is not a list: llama.cpp's engine loops over "
     + "nothing, jinja2 and the library's engine fail, and the library falls back to llama.cpp's built-in template"
 
   /// Variables llama-server is sent (`chat_template_kwargs`) so that it
-  /// renders what the library renders: llama-server binds `enable_thinking`
-  /// (true unless told) and `date_string` (today); the library binds neither,
-  /// as transformers does.
+  /// renders what the library renders: llama-server binds `date_string`
+  /// (today), which the library does not bind, as transformers does not.
+  /// Both bind `enable_thinking` (true unless the request turns thinking off).
   static var serverVariables: [String: [String: Any]] {
-    let thinkingOff: [String: Any] = ["enable_thinking": false]
     let fixedDate: [String: Any] = ["date_string": "26 Jul 2024"]
-    var variables: [String: [String: Any]] = [
+    return [
       "meta-llama-Llama-3.1-8B-Instruct": fixedDate,
       "meta-llama-Llama-3.3-70B-Instruct": fixedDate,
     ]
-    for name in [
-      "Bielik-11B-v3.0-Instruct", "CohereForAI-c4ai-command-r7b-12-2024-tool_use", "Qwen-QwQ-32B", "Reka-Edge",
-      "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai-DeepSeek-V3.1", "deepseek-ai-DeepSeek-V3.2",
-      "deepseek-ai-DeepSeek-V4", "deepseek-ai-DeepSeek-V4-Flash-0731", "google-gemma-4-31B-it",
-      "google-gemma-4-31B-it-interleaved", "poolside-Laguna-XS-2.1",
-      "poolside-Laguna-XS.2",
-    ] {
-      variables[name] = thinkingOff
-    }
-    return variables
   }
 
   func testR1DistillLlamaTemplate_promptHasOneBOS_asLlamaServer() async throws {
