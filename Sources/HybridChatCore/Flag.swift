@@ -140,7 +140,7 @@ enum Flag: CaseIterable {
     case .topP: ["nucleus sampling threshold, in (0, 1]"]
     case .topK: ["sample among the K most likely tokens, > 0"]
     case .seed: ["random seed, 0...2147483647"]
-    case .maxTokens: ["the longest answer, in tokens"]
+    case .maxTokens: ["the longest answer, in tokens (thoughts included)"]
     case .reasoning:
       [
         "on-device thinking, for a model that thinks (Qwen3,",
@@ -152,7 +152,7 @@ enum Flag: CaseIterable {
       [
         "do not show the model's thoughts, which are otherwise",
         "shown before the answer: dimmed on a terminal, else on",
-        "stderr (and in --json's thoughts field)",
+        "stderr; with --json, in the thoughts field only",
       ]
     case .noStream: ["print the answer when it is complete"]
     case .json:
