@@ -79,14 +79,19 @@ final class CLIThinkingEndToEndTests: XCTestCase {
     let result = try Chat.run(
       ["-q", "-e", "-c", "'\(Chat.binary.path)' \(command) < /dev/null", "/dev/null"], executable: script)
     XCTAssertEqual(result.status, 0, result.stdout)
-    let transcript = result.stdout
+    // The same seed gives the same answer as a run that hides its thoughts.
+    let expected = try Chat.run(try arguments(["--reasoning", "4", "--hide-thoughts"])).stdout
+    XCTAssertFalse(expected.isEmpty)
+    // The terminal writes each line feed as a carriage return and a line feed.
+    let transcript = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
     let faint = try XCTUnwrap(transcript.range(of: "\u{1B}[2m"), transcript)
     let normal = try XCTUnwrap(transcript.range(of: "\u{1B}[22m"), transcript)
-    XCTAssertLessThan(faint.upperBound, normal.lowerBound)
+    XCTAssertLessThan(faint.upperBound, normal.lowerBound, "some thought, dimmed")
     XCTAssertFalse(transcript.contains("[thinking]"), "no frame on a terminal")
-    let answer = transcript[normal.upperBound...]
-    XCTAssertFalse(answer.contains("\u{1B}[2m"), "the answer is not dimmed")
-    XCTAssertTrue(answer.contains("You used: "), transcript)
+    let afterThoughts = transcript[normal.upperBound...]
+    XCTAssertFalse(afterThoughts.contains("\u{1B}[2m"), "the answer is not dimmed")
+    XCTAssertTrue(afterThoughts.hasPrefix("\n" + expected), "the answer on its own line: \(transcript)")
+    XCTAssertTrue(afterThoughts.contains("You used: "), transcript)
   }
 
   func testBadReasoningIsAUsageError() throws {
