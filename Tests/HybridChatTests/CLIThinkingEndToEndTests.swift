@@ -94,6 +94,39 @@ final class CLIThinkingEndToEndTests: XCTestCase {
     XCTAssertTrue(afterThoughts.contains("You used: "), transcript)
   }
 
+  /// Ctrl-C in the middle of dimmed thoughts: the command closes them, so
+  /// the shell's prompt after it is not drawn faint, and exits 130.
+  func testCtrlCDuringThoughtsLeavesNormalIntensity() throws {
+    let script = URL(fileURLWithPath: "/usr/bin/script")
+    guard FileManager.default.isExecutableFile(atPath: script.path) else {
+      throw XCTSkip("/usr/bin/script (util-linux) to provide a terminal")
+    }
+    // Greedy, the tiny model thinks until the context (2048 tokens) is full:
+    // a second or more, time enough to interrupt it.
+    let model = try ThinkingModelFile.require()
+    let command =
+      "'\(Chat.binary.path)' --model '\(model)' --mode only-on-device --max-tokens 4000"
+      + " --reasoning deep --temperature 0 Hi"
+    let running = try Chat.start(
+      ["-q", "-e", "-c", command, "/dev/null"], executable: script, typing: true)
+    let deadline = Date().addingTimeInterval(60)
+    while running.process.isRunning, Date() < deadline, !running.stdoutSoFar.contains("\u{1B}[2m") {
+      usleep(2_000)
+    }
+    XCTAssertTrue(running.process.isRunning, "the answer ended before it could be interrupted")
+    // The terminal turns Ctrl-C (ETX) into SIGINT for the command.
+    try running.type("\u{03}")
+    let result = try running.wait(timeout: 30)
+    XCTAssertEqual(result.status, 130, result.stdout)
+    let transcript = result.stdout
+    XCTAssertFalse(transcript.contains("You used: "), "the answer ended before it could be interrupted")
+    let faint = try XCTUnwrap(transcript.range(of: "\u{1B}[2m", options: .backwards), transcript)
+    let normal = try XCTUnwrap(
+      transcript.range(of: "\u{1B}[22m", options: .backwards), "the thoughts were left faint")
+    XCTAssertLessThan(faint.upperBound, normal.lowerBound)
+    XCTAssertEqual(transcript[normal.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines), "")
+  }
+
   func testBadReasoningIsAUsageError() throws {
     for value in ["0", "sometimes"] {
       let result = try Chat.run(["--reasoning", value, "Hi"])
