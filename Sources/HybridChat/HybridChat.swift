@@ -62,7 +62,15 @@ enum HybridChat {
       recorder: recorder, terminal: terminal, firstAttachments: images)
     switch source {
     case .oneShot(let prompt):
-      try await chat.answer(prompt)
+      // Ctrl-C cancels the answer rather than ending the process at once, so
+      // that thoughts drawn faint are closed and the terminal is left at
+      // normal intensity; the status is still the shell's for an interrupt.
+      let interrupts = InterruptHandler(terminal: terminal)
+      do {
+        try await interrupts.runCancellable { try await chat.answer(prompt) }
+      } catch is CancellationError {
+        return 130
+      }
       return 0
     case .interactive:
       return await ChatLoop(chat: chat, terminal: terminal).run()

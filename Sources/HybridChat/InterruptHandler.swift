@@ -6,10 +6,10 @@ import Synchronization
 /// progress and returns to the prompt (the session stays usable, the
 /// unfinished turn is not kept); at the prompt it leaves, with the shell's
 /// status for an interrupt (130). During a model download it cancels the
-/// download, so the partial file is left ready to resume.
-///
-/// Only the chat and a download install it: a one-shot answer keeps the
-/// default, where Ctrl-C ends the process at once.
+/// download, so the partial file is left ready to resume. A one-shot answer
+/// is cancelled too, and the command then exits 130: the answer's way out
+/// closes what it drew (dimmed thoughts), which ending the process at once
+/// would leave the terminal in.
 final class InterruptHandler {
   private let current = CurrentAnswer()
   private let source: any DispatchSourceSignal

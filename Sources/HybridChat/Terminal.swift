@@ -9,6 +9,8 @@ import HybridChatCore
 struct Terminal: Sendable {
   /// Whether stdin is a terminal: decides between a chat and a piped prompt.
   let stdinIsTerminal = isatty(STDIN_FILENO) == 1
+  /// Whether stdout is a terminal: thoughts share it, dimmed, only then.
+  let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
   /// Whether stderr is a terminal: the progress bar is drawn only there.
   let stderrIsTerminal = isatty(STDERR_FILENO) == 1
 
@@ -22,6 +24,15 @@ struct Terminal: Sendable {
   /// not be able to drive the terminal.
   func writeAnswer(_ text: some StringProtocol) {
     write(TerminalText.neutralized(text))
+  }
+
+  /// Writes `text` as is to `destination`.
+  func write(_ text: String, to destination: ThoughtDisplay.Destination) {
+    guard !text.isEmpty else { return }
+    switch destination {
+    case .standardOutput: write(text)
+    case .standardError: writeError(text)
+    }
   }
 
   /// Writes `text` to stderr as is (no newline added).

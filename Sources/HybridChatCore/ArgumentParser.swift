@@ -100,6 +100,8 @@ extension Flag {
       options.noStream = true
     case .json:
       options.json = true
+    case .hideThoughts:
+      options.hideThoughts = true
     case .continueInterrupted:
       options.continuesInterruptedAnswers = true
     case .fallbackOn:
@@ -152,6 +154,8 @@ extension Flag {
         throw .usage("unknown level '\(value)' for --thinking (expected minimal|low|medium|high)")
       }
       options.thinking = level
+    case .reasoning:
+      options.reasoning = try ReasoningArgument.parse(value)
     case .image:
       _ = try ImageFile.mimeType(for: try nonEmpty(value))
       options.imagePaths.append(value)

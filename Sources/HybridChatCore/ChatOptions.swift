@@ -37,6 +37,10 @@ public struct ChatOptions: Sendable, Hashable {
   public var maxTokens: Int?
   /// `--thinking`: the cloud model's thinking level.
   public var thinking: ThinkingConfig.ThinkingLevel?
+  /// `--reasoning`: how much the on-device model may think.
+  public var reasoning: GenerationOptions.Reasoning?
+  /// `--hide-thoughts`: show no thoughts, on the terminal or in `--json`.
+  public var hideThoughts = false
   /// `--no-stream`: print the answer once it is complete.
   public var noStream: Bool
   /// `--json`: one JSON object per response on stdout.

@@ -5,7 +5,7 @@
 /// The cases are in the order the help lists them.
 enum Flag: CaseIterable {
   case mode, model, cloudModel, vertexProject, vertexLocation, server, serverModel, system, image, tool
-  case temperature, topP, topK, seed, maxTokens, thinking
+  case temperature, topP, topK, seed, maxTokens, reasoning, thinking, hideThoughts
   case fallbackOn, hedgeAfter, continueInterrupted
   case noStream, json, help, version
 
@@ -26,7 +26,9 @@ enum Flag: CaseIterable {
     case .topK: "--top-k"
     case .seed: "--seed"
     case .maxTokens: "--max-tokens"
+    case .reasoning: "--reasoning"
     case .thinking: "--thinking"
+    case .hideThoughts: "--hide-thoughts"
     case .noStream: "--no-stream"
     case .json: "--json"
     case .image: "--image"
@@ -47,7 +49,7 @@ enum Flag: CaseIterable {
   /// flag that takes none.
   var valueName: String? {
     switch self {
-    case .help, .version, .noStream, .json, .continueInterrupted: nil
+    case .help, .version, .noStream, .json, .continueInterrupted, .hideThoughts: nil
     case .mode: "MODE"
     case .model: "MODEL"
     case .cloudModel, .serverModel, .tool: "NAME"
@@ -57,6 +59,7 @@ enum Flag: CaseIterable {
     case .topP: "P"
     case .topK: "K"
     case .seed, .maxTokens: "N"
+    case .reasoning: "R"
     case .thinking: "LEVEL"
     case .image: "PATH"
     case .vertexProject: "P"
@@ -137,13 +140,26 @@ enum Flag: CaseIterable {
     case .topP: ["nucleus sampling threshold, in (0, 1]"]
     case .topK: ["sample among the K most likely tokens, > 0"]
     case .seed: ["random seed, 0...2147483647"]
-    case .maxTokens: ["the longest answer, in tokens"]
-    case .thinking: ["Gemini thinking: minimal | low | medium | high"]
+    case .maxTokens: ["the longest answer, in tokens (thoughts included)"]
+    case .reasoning:
+      [
+        "on-device thinking, for a model that thinks (Qwen3,",
+        "DeepSeek-R1 distills, gpt-oss): off | light | moderate |",
+        "deep | N (at most N thought tokens)",
+      ]
+    case .thinking: ["cloud (Gemini) thinking: minimal | low | medium | high"]
+    case .hideThoughts:
+      [
+        "do not show the model's thoughts, which are otherwise",
+        "shown before the answer: dimmed on a terminal, else on",
+        "stderr; with --json, in the thoughts field only",
+      ]
     case .noStream: ["print the answer when it is complete"]
     case .json:
       [
         "print one JSON object per answer (content, modelVersion,",
-        "usage, finishReason, fallback, mode, timing)",
+        "usage, finishReason, fallback, mode, timing, and",
+        "thoughts when the model thought)",
       ]
     case .help: ["show this help"]
     case .version: ["show the version"]

@@ -20,7 +20,7 @@ public enum HelpText {
     After the answer, stderr gets one line: the model that answered, its tokens,
     the time to the first token and the speed. Exit status: 0 on success, 1 when
     no answer could be produced, 2 for a usage error, 130 when Ctrl-C stopped a
-    download or left a chat.
+    download or a one-shot answer, or left a chat.
 
     Environment: GEMINI_API_KEY / GOOGLE_API_KEY (the cloud key), OPENAI_API_KEY
     (the --server key, if it needs one),

@@ -28,10 +28,13 @@ extension ChatOptions {
     return config == GenerationConfig() ? nil : config
   }
 
-  /// The on-device half (`GenerationOptions`).
+  /// The on-device half (`GenerationOptions`); `--reasoning` goes only
+  /// here, as `--thinking` goes only to the cloud: each names its own
+  /// model's levels.
   public var onDeviceOptions: GenerationOptions? {
     let options = GenerationOptions(
-      sampling: onDeviceSampling, temperature: temperature, maximumResponseTokens: maxTokens)
+      sampling: onDeviceSampling, temperature: temperature, maximumResponseTokens: maxTokens,
+      reasoning: reasoning)
     return options == GenerationOptions() ? nil : options
   }
 

@@ -2,7 +2,7 @@
 public struct ResponseTiming: Sendable, Hashable {
   /// From sending the request to the end of the answer.
   public var total: Duration
-  /// From sending the request to the first text; nil when the answer was not
+  /// From sending the request to the first text or thought; nil when the answer was not
   /// streamed (`--no-stream`), where there is no first token to see.
   public var timeToFirstToken: Duration?
 
@@ -12,7 +12,7 @@ public struct ResponseTiming: Sendable, Hashable {
     self.timeToFirstToken = timeToFirstToken
   }
 
-  /// The generation speed for `tokens` answer tokens.
+  /// The generation speed for `tokens` generated tokens (thoughts and answer).
   ///
   /// When streamed, the tokens after the first over the time after the first,
   /// which is the decode speed that llama.cpp's own tools report, free of the

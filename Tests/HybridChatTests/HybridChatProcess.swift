@@ -75,9 +75,11 @@ enum HybridChatProcess {
 
   /// Starts the binary as `run` does, without waiting: for a test that
   /// signals it while it runs.
+  /// - Parameter typing: Whether stdin stays open for `Running.type(_:)`
+  ///   (then `stdin` is ignored).
   static func start(
     _ arguments: [String], executable: URL? = nil, stdin: String? = nil,
-    environment extra: [String: String] = [:]
+    environment extra: [String: String] = [:], typing: Bool = false
   ) throws -> Running {
     let process = Process()
     process.executableURL = executable ?? binary
@@ -97,7 +99,10 @@ enum HybridChatProcess {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("hybrid-chat-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let running = Running(process: process, arguments: arguments, directory: directory)
+    let input = Pipe()
+    let running = Running(
+      process: process, arguments: arguments, directory: directory,
+      input: typing ? input.fileHandleForWriting : nil)
     try Data().write(to: running.outURL)
     try Data().write(to: running.errURL)
     let out = try FileHandle(forWritingTo: running.outURL)
@@ -108,11 +113,10 @@ enum HybridChatProcess {
     }
     process.standardOutput = out
     process.standardError = err
-    let input = Pipe()
-    process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+    process.standardInput = stdin == nil && !typing ? FileHandle.nullDevice : input
 
     try process.run()
-    if let stdin {
+    if let stdin, !typing {
       try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
       try input.fileHandleForWriting.close()
     }
@@ -124,8 +128,20 @@ enum HybridChatProcess {
     let process: Process
     let arguments: [String]
     let directory: URL
+    /// Stdin, open, when started `typing`.
+    let input: FileHandle?
     var outURL: URL { directory.appendingPathComponent("stdout") }
     var errURL: URL { directory.appendingPathComponent("stderr") }
+
+    /// What stdout holds so far.
+    var stdoutSoFar: String {
+      String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self)
+    }
+
+    /// Writes `text` to stdin (started `typing`).
+    func type(_ text: String) throws {
+      try input?.write(contentsOf: Data(text.utf8))
+    }
 
     /// Sends `signal` to the process.
     func signal(_ signal: Int32) {
@@ -134,7 +150,10 @@ enum HybridChatProcess {
 
     /// Waits for the end (killing it after `timeout`) and collects its output.
     func wait(timeout: TimeInterval = 120) throws -> Result {
-      defer { try? FileManager.default.removeItem(at: directory) }
+      defer {
+        try? input?.close()
+        try? FileManager.default.removeItem(at: directory)
+      }
       let deadline = Date().addingTimeInterval(timeout)
       while process.isRunning && Date() < deadline { usleep(20_000) }
       if process.isRunning {
