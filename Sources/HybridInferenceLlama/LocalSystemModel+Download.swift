@@ -18,15 +18,21 @@ extension LocalSystemModel {
   /// for try await progress in fetched.download() { print(progress.fractionCompleted) }
   /// ```
   ///
-  /// The other parameters are those of `init(modelPath:...)`.
+  /// `projector` is a multimodal projector's file (an `mmproj` GGUF) fetched
+  /// with the model: `download()` brings both, and the model is not ready
+  /// until both are on disk. The other parameters are those of
+  /// `init(modelPath:...)`.
   public init(
-    source: ModelSource, store: ModelStore = .default, contextSize: Int? = nil, threads: Int? = nil,
+    source: ModelSource, projector: ModelSource? = nil, store: ModelStore = .default, contextSize: Int? = nil,
+    threads: Int? = nil,
     batchSize: Int = 512, parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
     promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic
   ) {
     let download = ModelDownload(source: source, store: store) { path in _ = try GGUFFile.read(path: path) }
+    let projectorDownload = projector.map { ModelDownload(source: $0, store: store, check: Self.checkProjector) }
     self.init(
-      location: ModelFileLocation(download: download), contextSize: contextSize, threads: threads,
+      location: ModelFileLocation(download: download, projector: projectorDownload), contextSize: contextSize,
+      threads: threads,
       batchSize: batchSize, parallelRequests: parallelRequests, isEnabled: isEnabled,
       allowsGenericToolFormat: allowsGenericToolFormat, promptCache: promptCache, flashAttention: flashAttention,
       memory: memory)
@@ -36,7 +42,9 @@ extension LocalSystemModel {
   /// checks the SHA-256 and the GGUF content, and moves the file into place
   /// in one rename. Yields the bytes on disk a few times a second, never
   /// going down, and once at the end; on a model already on disk (or one
-  /// given by path) it yields that one final progress.
+  /// given by path) it yields that one final progress. With a projector,
+  /// the projector follows the model and the progress counts both: its
+  /// total grows by the projector's size once that is known.
   ///
   /// Stopping early (cancelling the task that iterates, or breaking out of
   /// the loop) keeps the partial file: the next call resumes it. Two
@@ -52,7 +60,12 @@ extension LocalSystemModel {
       let task = Task {
         do {
           if let download = location.download {
-            _ = try await download.run { continuation.yield($0) }
+            if let path = location.path {
+              let size = Self.fileSize(path) + (location.projectorPath.map(Self.fileSize) ?? 0)
+              continuation.yield(DownloadProgress(completedBytes: size, totalBytes: size))
+            } else {
+              try await Self.fetch(download, then: location.projector, into: continuation)
+            }
           } else {
             // A file that is not there is not ready; one that is there but unusable says why.
             guard let path = location.path, FileManager.default.fileExists(atPath: path) else {
@@ -69,5 +82,36 @@ extension LocalSystemModel {
       }
       continuation.onTermination = { _ in task.cancel() }
     }
+  }
+
+  /// Runs the model's download, then the projector's, reporting both as one
+  /// count of bytes.
+  private static func fetch(
+    _ model: ModelDownload, then projector: ModelDownload?,
+    into continuation: AsyncThrowingStream<DownloadProgress, any Error>.Continuation
+  ) async throws {
+    let modelPath = try await model.run { continuation.yield($0) }
+    guard let projector else { return }
+    let modelSize = fileSize(modelPath)
+    _ = try await projector.run { progress in
+      continuation.yield(
+        DownloadProgress(
+          completedBytes: modelSize + progress.completedBytes, totalBytes: progress.totalBytes.map { modelSize + $0 }))
+    }
+  }
+
+  /// A projector is a GGUF file; what it holds is libmtmd's to check when it loads.
+  @Sendable private static func checkProjector(_ path: String) throws {
+    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    guard try handle.read(upToCount: 4) == Data("GGUF".utf8) else {
+      throw HybridInferenceError.invalidModelFile(path: path, reason: "the projector is not a GGUF file")
+    }
+  }
+
+  /// The size of the file at `path`, through a link (a hub snapshot links to its blob).
+  private static func fileSize(_ path: String) -> Int64 {
+    var status = stat()
+    return stat(path, &status) == 0 ? Int64(status.st_size) : 0
   }
 }

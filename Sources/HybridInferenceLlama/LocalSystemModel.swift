@@ -21,8 +21,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   public static let `default` = LocalSystemModel(modelPath: DefaultModelLocation.path())
 
   /// The GGUF file: the path given, or where the source's download put it
-  /// (empty while a hub file is not on disk: its path names the commit the
-  /// hub has not said yet).
+  /// (empty until the source's files, its projector's included, are on
+  /// disk: a hub file's path names a commit the hub has not said yet).
   public var modelPath: String { location.path ?? "" }
   /// Where the file comes from when the library fetches it; nil for a model
   /// given by path.

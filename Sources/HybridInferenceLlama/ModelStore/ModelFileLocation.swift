@@ -12,6 +12,8 @@ import HybridInferenceDownload
 final class ModelFileLocation: Sendable {
   /// The source's download; nil for a model given by path.
   let download: ModelDownload?
+  /// The projector's download, when the model has one.
+  let projector: ModelDownload?
   private let fixedPath: String?
   /// The check of the file last found. Locked: copies of the model value
   /// on several tasks ask for availability at once.
@@ -20,18 +22,26 @@ final class ModelFileLocation: Sendable {
   init(path: String) {
     fixedPath = path
     download = nil
+    projector = nil
   }
 
-  init(download: ModelDownload) {
+  init(download: ModelDownload, projector: ModelDownload? = nil) {
     fixedPath = nil
     self.download = download
+    self.projector = projector
   }
 
-  /// The file's path when it is on disk (always the given one for a path).
+  /// The file's path when it is on disk (always the given one for a path);
+  /// nil while a source's projector is not on disk either, since the model
+  /// is not ready without it.
   var path: String? {
     if let fixedPath { return fixedPath }
+    if projector != nil, projectorPath == nil { return nil }
     return try? download?.localPath()
   }
+
+  /// The projector's path when it is on disk.
+  var projectorPath: String? { try? projector?.localPath() }
 
   /// The parsed header of the file now on disk, or why it is not usable:
   /// `.unavailable(modelNotReady)` while a source's file is not there yet.

@@ -70,4 +70,26 @@ final class DownloadedModelSessionTests: XCTestCase {
     }
     XCTAssertEqual(try server.stats(repository: repository).hubRequests.count, 0)
   }
+
+  func testAProjectorIsFetchedWithTheModelAndBothAreNeeded() async throws {
+    let store = try DownloadTestBed.store()
+    let repository = DownloadTestBed.repository("plain")
+    let local = LocalSystemModel(
+      source: .huggingFace(repository: repository, file: DownloadTestBed.file),
+      projector: .huggingFace(repository: repository, file: "mmproj-" + DownloadTestBed.file), store: store,
+      contextSize: 512, threads: 2)
+    let size = Int64(try DownloadTestBed.modelBytes().count)
+    _ = try await DownloadTestBed.Run().download(DownloadTestBed.download(repository, store: store))
+    XCTAssertEqual(local.availability, .unavailable(.modelNotReady), "ready without its projector")
+    XCTAssertEqual(local.modelPath, "")
+
+    var progress: [DownloadProgress] = []
+    for try await update in local.download() { progress.append(update) }
+
+    DownloadTestBed.assertMonotonic(progress, endingAt: 2 * size)
+    XCTAssertEqual(local.availability, .available)
+    var again: [DownloadProgress] = []
+    for try await update in local.download() { again.append(update) }
+    XCTAssertEqual(again, [DownloadProgress(completedBytes: 2 * size, totalBytes: 2 * size)])
+  }
 }
