@@ -85,12 +85,14 @@ final class ThoughtParityTests: XCTestCase {
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": (
       every.subtracting(["unclosed block"]),
       "llama.cpp takes an answer only inside `<|START_RESPONSE|>`…`<|END_RESPONSE|>` and drops the markers; "
-        + "it rejects these outputs, which have none, and the library would show the markers in the answer"
+        + "it rejects these outputs, which have none; the library leaves such a marker, where the device "
+        + "prints one, in the answer"
     ),
     "Cohere2MoE": (
       every.subtracting(["no tags", "unclosed block"]),
       "llama.cpp takes an answer only inside `<|START_TEXT|>`…`<|END_TEXT|>` and drops the markers; it "
-        + "rejects these outputs, which have none, and the library would show the markers in the answer"
+        + "rejects these outputs, which have none; the library leaves such a marker, where the device prints "
+        + "one, in the answer"
     ),
     "LFM2.5-Instruct": (
       every.subtracting(["no tags", "test-chat end tag alone"]),
