@@ -13,6 +13,9 @@
 //    "thinking_end_tags", "reasoning_content", "content", "tool_calls": [{"name", "arguments"}]}
 // or {"error": "..."} when the template or the output does not parse. Exits 0
 // in both cases, so that a caller tells a parse failure from a crash.
+// With "outputs": [...] instead of "output", it renders once and prints the
+// chat parameters' fields with "splits": [<one object as above per output>]:
+// one process for many outputs of one template (none: the parameters only).
 //
 // Built by scripts/build-chat-parse-reference.sh against the set-up's
 // libllama-common.so and the headers of the same llama.cpp source.
@@ -29,9 +32,9 @@
 
 using ordered_json = nlohmann::ordered_json;
 
-static ordered_json split(const ordered_json & request) {
+// The chat parameters of one user turn "Hi" with the generation prompt.
+static common_chat_params chat_params(const ordered_json & request) {
     const std::string source = request.at("template").get<std::string>();
-    const std::string output = request.at("output").get<std::string>();
     const std::string bos    = request.value("bos_token", std::string());
     const std::string eos    = request.value("eos_token", std::string());
 
@@ -50,19 +53,28 @@ static ordered_json split(const ordered_json & request) {
         inputs.tools = common_chat_tools_parse_oaicompat(common_json::parse(request.at("tools").dump()));
     }
 
-    const common_chat_params params = common_chat_templates_apply(templates.get(), inputs);
+    return common_chat_templates_apply(templates.get(), inputs);
+}
 
-    common_chat_parser_params syntax(params);
-    syntax.reasoning_format = COMMON_REASONING_FORMAT_DEEPSEEK;
-    syntax.parser.load(params.parser);
-    const common_chat_msg msg = common_chat_parse(output, /* is_partial= */ false, syntax);
-
+// What the template's chat parameters say about thinking.
+static ordered_json describe(const common_chat_params & params) {
     ordered_json result;
     result["format"]             = common_chat_format_name(params.format);
     result["generation_prompt"]  = params.generation_prompt;
     result["supports_thinking"]  = params.supports_thinking;
     result["thinking_start_tag"] = params.thinking_start_tag;
     result["thinking_end_tags"]  = params.thinking_end_tags;
+    return result;
+}
+
+// `output` split as llama-server splits a finished completion.
+static ordered_json split(const common_chat_params & params, const std::string & output) {
+    common_chat_parser_params syntax(params);
+    syntax.reasoning_format = COMMON_REASONING_FORMAT_DEEPSEEK;
+    syntax.parser.load(params.parser);
+    const common_chat_msg msg = common_chat_parse(output, /* is_partial= */ false, syntax);
+
+    ordered_json result          = describe(params);
     result["reasoning_content"]  = msg.reasoning_content;
     result["content"]            = msg.content;
     ordered_json calls           = ordered_json::array();
@@ -77,7 +89,22 @@ int main() {
     std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     ordered_json result;
     try {
-        result = split(ordered_json::parse(input));
+        const ordered_json request = ordered_json::parse(input);
+        const common_chat_params params = chat_params(request);
+        if (request.contains("outputs")) {
+            ordered_json splits = ordered_json::array();
+            for (const auto & output : request.at("outputs")) {
+                try {
+                    splits.push_back(split(params, output.get<std::string>()));
+                } catch (const std::exception & e) {
+                    splits.push_back({ { "error", e.what() } });
+                }
+            }
+            result           = describe(params);
+            result["splits"] = splits;
+        } else {
+            result = split(params, request.at("output").get<std::string>());
+        }
     } catch (const std::exception & e) {
         result = { { "error", e.what() } };
     } catch (...) {

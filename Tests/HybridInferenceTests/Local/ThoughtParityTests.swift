@@ -160,7 +160,7 @@ final class ThoughtParityTests: XCTestCase {
   /// splits; nil when neither the library nor llama.cpp reads the template as thinking.
   private func differences(template source: String, reference: ChatParseReference) throws -> [String: String]? {
     let thinking = ThinkingSwitch(template: source, reasoning: nil)
-    let probe = try reference.split(template: source, output: "")
+    let probe = try reference.splits(template: source, outputs: [])
     let theirStart = probe.thinkingStartTag ?? ""
     let theirEnd = probe.thinkingEndTags?.first ?? ""
     let theirs = probe.supportsThinking == true && !theirStart.isEmpty && !theirEnd.isEmpty
@@ -173,16 +173,17 @@ final class ThoughtParityTests: XCTestCase {
     let start = thinking.syntax?.start ?? theirStart
     let end = thinking.syntax.map { $0.closing.trimmingCharacters(in: .whitespacesAndNewlines) } ?? theirEnd
     let opened = thinking.syntax?.isOpened(by: prompt) ?? Self.ends(probe.generationPrompt ?? "", with: start)
+    let outputs = Self.cases.map { $0.output(start: start, end: end, opened: opened) }
+    let splits = try reference.splits(template: source, outputs: outputs).splits ?? []
+    XCTAssertEqual(splits.count, outputs.count, "one split per output")
     var differences: [String: String] = [:]
-    for testCase in Self.cases {
-      let output = testCase.output(start: start, end: end, opened: opened)
+    for (testCase, (output, split)) in zip(Self.cases, zip(outputs, splits)) {
       // gpt-oss's `<|end|>` is a control token: llama.cpp's text holds it, the device's does not.
       let printed = thinking.syntax == .harmony ? output.replacingOccurrences(of: "<|end|>", with: "") : output
       let whole = Self.split([printed], syntax: thinking.syntax, prompt: prompt)
       let streamed = Self.split(printed.unicodeScalars.map { String($0) }, syntax: thinking.syntax, prompt: prompt)
       XCTAssertEqual(whole.reasoning, streamed.reasoning, "\(testCase.name), one scalar at a time: \(output)")
       XCTAssertEqual(whole.content, streamed.content, "\(testCase.name), one scalar at a time: \(output)")
-      let split = try reference.split(template: source, output: output)
       let ours = "(\(Self.quoted(whole.reasoning)), \(Self.quoted(whole.content)))"
       if let error = split.error {
         differences[testCase.name] = "\(Self.quoted(output)): ours \(ours), llama.cpp: \(error)"

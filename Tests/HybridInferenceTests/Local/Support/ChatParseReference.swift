@@ -18,6 +18,8 @@ struct ChatParseReference {
     var toolCalls: [ToolCall]?
     /// Why the template or the output did not parse.
     var error: String?
+    /// One split per output, when several were asked for at once.
+    var splits: [Split]?
 
     struct ToolCall: Decodable, Equatable {
       var name: String
@@ -25,7 +27,7 @@ struct ChatParseReference {
     }
 
     enum CodingKeys: String, CodingKey {
-      case format, content, error
+      case format, content, error, splits
       case generationPrompt = "generation_prompt"
       case supportsThinking = "supports_thinking"
       case thinkingStartTag = "thinking_start_tag"
@@ -57,15 +59,16 @@ struct ChatParseReference {
     return FileManager.default.isExecutableFile(atPath: path) ? path : nil
   }
 
-  /// The split of `output` after the generation prompt `template` writes for one user turn "Hi".
-  func split(
-    template: String, output: String, enableThinking: Bool = true, bosToken: String = "<s>",
-    eosToken: String = "</s>"
-  ) throws -> Split {
-    let request: [String: Any] = [
-      "template": template, "output": output, "enable_thinking": enableThinking, "bos_token": bosToken,
-      "eos_token": eosToken,
-    ]
+  /// The template's chat parameters (format, generation prompt, thinking tags)
+  /// after one user turn "Hi", with the split of each of `outputs` in
+  /// `splits`, from one process.
+  func splits(template: String, outputs: [String]) throws -> Split {
+    try run(["template": template, "outputs": outputs])
+  }
+
+  /// Runs the reference on `request`, with thinking on and `<s>` / `</s>` as BOS and EOS.
+  private func run(_ request: [String: Any]) throws -> Split {
+    let request = request.merging(["enable_thinking": true, "bos_token": "<s>", "eos_token": "</s>"]) { $1 }
     let input = try JSONSerialization.data(withJSONObject: request)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
