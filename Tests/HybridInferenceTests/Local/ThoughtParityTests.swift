@@ -14,8 +14,10 @@ import XCTest
 /// Each output goes through the streaming path's `AnswerParts`, whole and one
 /// scalar at a time (a tag split across tokens), after the prompt the library
 /// renders for one user turn; the reference parses it after the generation
-/// prompt it renders for the same turn. Reasoning and content are compared;
-/// tool calls are only recorded.
+/// prompt it renders for the same turn. Reasoning and content are compared up
+/// to the spaces at their ends; tool calls are only recorded (in a
+/// difference's text: no tools are offered, the library's tool formats being
+/// checked elsewhere).
 final class ThoughtParityTests: XCTestCase {
   private static let templates = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
