@@ -14,6 +14,8 @@
 #      OpenAI-compatible backend's tests and benchmarks run against it; a cache made
 #      before it existed gets it added on the next run, its libraries left untouched),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
+#      (with the server, scripts/build-chat-parse-reference.sh also builds the thought-parity
+#      tests' reference, bin/chat-parse-reference, from the same source: one compile, ~5 s),
 #      HI_PYPI_URL (default https://pypi.org), JOBS (parallel build jobs).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -181,6 +183,10 @@ build_server() {
         [ -z "$missing" ] || hi_die "llama-server: unresolved libraries: $(echo "$missing" | tr -s ' \t\n' ' ')"
     fi
     printf '%s' "$STAMP_WANT" > "$SERVER_STAMP"
+    # The thought-parity tests' reference, against the libllama-common just installed. Not
+    # fatal here (an app's prefix does not need it); scripts/setup.sh retries and fails.
+    LLAMA_SRC="$SRC" "$HI_SCRIPTS/build-chat-parse-reference.sh" \
+        || hi_log "chat-parse-reference not built: the thought-parity tests will miss it"
 }
 
 # llama-bench: the libraries' build dir (made here when only the bench is added), plus the
