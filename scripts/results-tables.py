@@ -316,8 +316,18 @@ def download(text):
     return rows
 
 
+def thinking(text):
+    m = re.search(r"thinking split, streamed decode of (\d+) tokens on \S+, median of (\d+): with the splitter " + NUM
+                  + r" t/s \((\d+) of (\d+) tokens thought\), without " + NUM + r" t/s; ratio " + NUM, text)
+    if not m:
+        return []
+    return [(16, f"streamed decode tg{m[1]} through the thought splitter, {m[3]} t/s ({m[4]} of {m[5]} tokens thought)",
+             f"the same weights without it, {m[6]} t/s", m[7], ">= 0.97", met(number(m[7]) >= 0.97))]
+
+
 PARSERS = {f.__name__: f for f in (throughput, decode, depth, concurrent, grammar, multiturn, promptcache, cancel,
-                                    memory, render, parity, cloud, sse, streaming, chunks, fleet, hedging, download)}
+                                    memory, render, parity, cloud, sse, streaming, chunks, fleet, hedging, download,
+                                    thinking)}
 
 
 def cpu_label(cpuinfo=None, lscpu=None):

@@ -20,7 +20,7 @@ FLEET_GGUF="${BENCH_FLEET_MODEL:-${HYBRID_TEST_TINY_MODEL:-$HI_MODELS/tiny-rando
 LLAMA_BENCH="${LLAMA_BENCH_BIN:-$LLAMA_PREFIX/bin/llama-bench}"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
 RUNS="${BENCH_RUNS:-7}"
-ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download"
+ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download thinking"
 STEPS="${BENCH_STEPS:-$ALL_STEPS}"
 for name in $STEPS; do
     [[ " $ALL_STEPS " == *" $name "* ]] || hi_die "unknown step '$name' in BENCH_STEPS (steps: $ALL_STEPS)"
@@ -203,4 +203,9 @@ fi
 if wants download; then
     step "a model download from the loopback CDN beside curl -o and curl -o + sha256sum ($RUNS rounds), then a resume after a cut at 40%"
     "$BIN/local-benchmark" download "$MODEL" "$RUNS" | tee "$OUT/download"
+fi
+
+if wants thinking; then
+    step "streamed decode through the thought splitter beside the same weights without it ($RUNS rounds)"
+    "$BIN/local-benchmark" thinking "$MODEL" "$RUNS" | tee "$OUT/thinking"
 fi

@@ -146,6 +146,11 @@ runs (ms): ModelDownload ["251.3"], curl -o ["228.4"], curl + sha256sum ["702.9"
 resume after a cut at 40% (39344972 bytes): 2 GETs; the second asked bytes=39344972- and was sent 59017460 bytes \
 (size - cut = 59017460); all requests 98362432 bytes of 98362432: only the missing bytes moved
 """,
+    "thinking": """\
+thinking split, streamed decode of 128 tokens on SmolLM2-135M-Instruct.Q4_1.gguf, median of 7: with the splitter \
+145.6 t/s (128 of 128 tokens thought), without 147.8 t/s; ratio 0.985 (goal >= 0.97)
+runs (t/s): with ["145.6"], without ["147.8"]
+""",
 }
 
 RESULTS = """\
@@ -230,6 +235,14 @@ class Parsers(unittest.TestCase):
         self.assertEqual((script[3], script[5]), ("0.358", tables.DASH))
         self.assertEqual(resumed[1], "resumed after a cut at 39,344,972 bytes (40%): the second GET asked bytes=39344972-")
         self.assertEqual((resumed[3], resumed[5]), ("59,017,460 bytes sent; 98,362,432 in all of 98,362,432", "yes"))
+
+    def test_theThinkingSplit_isARowBesideTheSameWeights_andMissesBelow097(self):
+        row = self.rows("thinking")[0]
+        self.assertEqual(row[1], "streamed decode tg128 through the thought splitter, 145.6 t/s (128 of 128 tokens thought)")
+        self.assertEqual((row[2], row[3], row[4], row[5]), ("the same weights without it, 147.8 t/s", "0.985", ">= 0.97",
+                                                            "yes"))
+        slow = CANNED["thinking"].replace("ratio 0.985", "ratio 0.95")
+        self.assertEqual(tables.thinking(slow)[0][5], "no")
 
     def test_aSlowDownload_orAResumeThatMovedMore_missesItsGoal(self):
         slow = CANNED["download"].replace("ours / curl 1.1 ", "ours / curl 1.35 ")
@@ -339,7 +352,7 @@ class TheRepositorysResults(unittest.TestCase):
               "Sessions answering at once", "Structured output overhead", "Multi-turn time to first token",
               "Restored conversation", "Cancellation", "Memory", "Chat template render and parity",
               "Cloud client beside curl", "Large events and tiny chunks", "Remote clients at scale", "Hedged requests",
-              "Model downloads"]
+              "Model downloads", "Thinking models"]
 
     def test_everySection_isThere_inOrder_withATableTheGeneratorCanRewrite(self):
         with open(os.path.join(ROOT, "Benchmarks", "RESULTS.md"), encoding="utf-8") as f:

@@ -25,6 +25,7 @@ import HybridInferenceRemote
 //   local-benchmark samplecost <model.gguf>   (a greedy pick and a default draw, llama.cpp's sampler vs the library's in place)
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (the flash-attention calibration beside llama-bench -fa 0 / -fa 1: "Attention at depth")
 //   local-benchmark download <model.gguf> [rounds]   (the file from the loopback CDN: ModelDownload beside curl -o, then a resume after a cut at 40%: "Model downloads")
+//   local-benchmark thinking <model.gguf> [rounds]   (streamed decode through the thought splitter beside the same weights without it: "Thinking models")
 //   local-benchmark sha256 [MiB]   (the download's SHA-256 beside sha256sum and openssl dgst on the same bytes; 256 MiB unless given)
 
 let arguments = CommandLine.arguments
@@ -160,6 +161,9 @@ do {
   case "download":
     let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 7 : 7
     try await ModelDownloadBenchmark.run(modelPath: path, rounds: max(1, rounds))
+  case "thinking":
+    let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 7 : 7
+    try await ThinkingOverhead.run(modelPath: path, rounds: max(1, rounds))
   case "promptcache":
     let runs = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
     try await PromptCacheBenchmark.run(modelPath: path, runs: runs)
