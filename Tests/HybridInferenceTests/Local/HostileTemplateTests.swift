@@ -52,6 +52,11 @@ final class HostileTemplateTests: XCTestCase {
     ]
   }
 
+  /// A hostile template ends within a second; under a sanitizer (`make
+  /// sanitize` sets HYBRID_SANITIZER), whose instrumentation slows the
+  /// engine several times over, within ten.
+  static let secondsAllowed: Double = ProcessInfo.processInfo.environment["HYBRID_SANITIZER"] == nil ? 1 : 10
+
   func testEveryHostileKind_inTheEngine_endsInATypedErrorOrJinja2sOutput() throws {
     let hostile = try GeneratedFiles.hostileTemplates.get()
     XCTAssertEqual(Set(hostile.kinds), Set(Self.expected.keys).union(Self.rendered.keys))
@@ -60,7 +65,7 @@ final class HostileTemplateTests: XCTestCase {
       let start = ContinuousClock.now
       let result = Result { () throws(JinjaError) in try JinjaTemplate(source).render(Self.variables) }
       let elapsed = ContinuousClock.now - start
-      XCTAssertLessThan(elapsed, .seconds(1), "\(kind) took \(elapsed)")
+      XCTAssertLessThan(elapsed, .seconds(Self.secondsAllowed), "\(kind) took \(elapsed)")
       print("hostile template \(kind): \(elapsed), \(result)")
       switch (result, Self.expected[kind], Self.rendered[kind]) {
       case (.failure(let error), let want?, _):
@@ -89,7 +94,7 @@ final class HostileTemplateTests: XCTestCase {
       print("hostile model \(kind): \(report)")
       let wanted = Self.rendered[kind] == nil ? "fallback" : "template"
       XCTAssertEqual(report["outcome"], wanted, "\(kind): \(report)")
-      XCTAssertLessThan(Double(report["seconds"] ?? "") ?? .infinity, 1, "\(kind): \(report)")
+      XCTAssertLessThan(Double(report["seconds"] ?? "") ?? .infinity, Self.secondsAllowed, "\(kind): \(report)")
       XCTAssertLessThan(Double(report["extraMiB"] ?? "") ?? .infinity, 100, "\(kind): \(report)")
     }
   }
