@@ -46,8 +46,7 @@ package struct ModelDownload: Sendable {
       return cache.cachedFile(file, revision: revision, sha256: source.sha256)
     case .url:
       let path = try urlDestination()
-      var status = stat()
-      return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG ? path : nil
+      return Self.isFile(path) ? path : nil
     }
   }
 
@@ -159,7 +158,9 @@ package struct ModelDownload: Sendable {
     return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
   }
 
-  private static func fileSize(_ path: String) -> Int64 {
+  /// The size of the file at `path`, through a link (a hub snapshot links
+  /// to its blob); 0 when there is none.
+  package static func fileSize(_ path: String) -> Int64 {
     var status = stat()
     return stat(path, &status) == 0 ? Int64(status.st_size) : 0
   }

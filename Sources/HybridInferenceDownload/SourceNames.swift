@@ -55,9 +55,7 @@ enum SourceNames {
 
   /// Throws unless `sha256` is 64 hexadecimal digits.
   static func checkSHA256(_ sha256: String) throws(HybridInferenceError) {
-    let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
-    let letters = UInt8(ascii: "a")...UInt8(ascii: "f")
-    guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ digits.contains($0) || letters.contains($0) }) else {
+    guard sha256.utf8.count == 64, sha256.utf8.allSatisfy(HubCache.isHexDigit) else {
       throw .invalidModelSource("the SHA-256 \(quoted(sha256)) is not 64 hexadecimal digits")
     }
   }

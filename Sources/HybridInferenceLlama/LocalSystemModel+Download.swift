@@ -61,7 +61,7 @@ extension LocalSystemModel {
         do {
           if let download = location.download {
             if let path = location.path {
-              let size = Self.fileSize(path) + (location.projectorPath.map(Self.fileSize) ?? 0)
+              let size = ModelDownload.fileSize(path) + (location.projectorPath.map(ModelDownload.fileSize) ?? 0)
               continuation.yield(DownloadProgress(completedBytes: size, totalBytes: size))
             } else {
               try await Self.fetch(download, then: location.projector, into: continuation)
@@ -92,7 +92,7 @@ extension LocalSystemModel {
   ) async throws {
     let modelPath = try await model.run { continuation.yield($0) }
     guard let projector else { return }
-    let modelSize = fileSize(modelPath)
+    let modelSize = ModelDownload.fileSize(modelPath)
     _ = try await projector.run { progress in
       continuation.yield(
         DownloadProgress(
@@ -107,11 +107,5 @@ extension LocalSystemModel {
     guard try handle.read(upToCount: 4) == Data("GGUF".utf8) else {
       throw HybridInferenceError.invalidModelFile(path: path, reason: "the projector is not a GGUF file")
     }
-  }
-
-  /// The size of the file at `path`, through a link (a hub snapshot links to its blob).
-  private static func fileSize(_ path: String) -> Int64 {
-    var status = stat()
-    return stat(path, &status) == 0 ? Int64(status.st_size) : 0
   }
 }
