@@ -15,7 +15,9 @@ import Foundation
 /// a trap, an ASan report, a leak or a timeout is a finding, and so are two
 /// properties the streaming path relies on: a document that parses whole
 /// gives the same value read as a prefix, and the value of a prefix is
-/// itself a complete document.
+/// itself a complete document. The same text is also read as a model's
+/// answer in two call patterns (JSON in a marker, tagged arguments), the
+/// reader that takes a call back out of an answer.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONPrefix(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   let text = String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
@@ -31,6 +33,20 @@ public func fuzzJSONPrefix(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt 
     guard (try? JSONPrefixParser.parse(value.jsonText)) != nil else {
       fatalError("the value of a prefix is not a document: \(value.jsonText.prefix(200))")
     }
+  }
+  let tagged = ToolCallPattern.TaggedArguments(
+    open: "<arg_key>", keyCloseForString: "</arg_key><arg_value>", keyCloseForOther: "</arg_key><arg_value>",
+    valueClose: "</arg_value>")
+  for pattern in [
+    ToolCallPattern(
+      sectionOpen: "[",
+      call: [.text("{\"name\": \""), .name, .text("\", \"arguments\": "), .arguments(.json), .text("}")],
+      separator: ", ", sectionClose: "]", allowsSeveral: true),
+    ToolCallPattern(
+      sectionOpen: "", call: [.text("<tool_call>"), .name, .arguments(.tagged(tagged)), .text("</tool_call>")],
+      separator: "", sectionClose: "", allowsSeveral: true),
+  ] {
+    _ = try? pattern.read(text, tools: [])
   }
   return 0
 }

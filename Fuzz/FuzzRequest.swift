@@ -37,7 +37,11 @@ public func fuzzRequest(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     precondition(checked, "a transcript past the bound reached the OpenAI messages")
     _ = try? RequestBodyEncoder.encode(messages)
   }
-  if let messages = try? ChatTemplate.messages(of: transcript, syntax: .hermes) {
+  let templated = ToolCallSyntax(
+    pattern: ToolCallPattern(
+      sectionOpen: "", call: [.text("<tool_call>"), .name, .arguments(.json)], separator: "", sectionClose: "",
+      allowsSeveral: false))
+  if let messages = try? ChatTemplate.messages(of: transcript, syntax: templated) {
     _ = messages.map { $0.jinjaValue { $0 } }
   }
   if let saved = try? JSONEncoder().encode(transcript) {

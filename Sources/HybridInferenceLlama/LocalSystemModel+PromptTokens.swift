@@ -32,8 +32,11 @@ extension LocalSystemModel {
     var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
     if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let templateTools = tools?.templateTools ?? []
+    // A grammar that holds from the first token (a schema, a forced call)
+    // leaves no room for a thought block: the prompt closes it.
+    let forced = request.responseSchema != nil || (tools?.grammar != nil && tools?.isLazy == false)
     let thinking = ThinkingSwitch(
-      template: model.template.template, reasoning: request.options.foundationModels?.reasoning)
+      template: model.template.template, reasoning: forced ? .off : request.options.foundationModels?.reasoning)
     var rendered: RenderedPrompt
     if let partial = request.continuedAnswer {
       // Another model's answer broke off: go on with it as this model's own turn.
@@ -52,9 +55,10 @@ extension LocalSystemModel {
         cancellation: cancellation)
       thinking.closeBlock(in: &rendered)
     }
-    let thoughts = thinking.syntax.map { syntax in
-      ThoughtSplitter(syntax: syntax, opened: syntax.isOpened(by: rendered.text))
-    }
+    let thoughts =
+      forced
+      ? nil
+      : thinking.syntax.map { syntax in ThoughtSplitter(syntax: syntax, opened: syntax.isOpened(by: rendered.text)) }
     return DevicePrompt(
       tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered),
       thoughts: thoughts)

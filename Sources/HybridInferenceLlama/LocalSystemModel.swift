@@ -203,11 +203,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     // in `submit`, and this task reads both once `submit` has returned.
     let answer = Locked("")
     // Splits off the thoughts and holds back a tool call's text (the
-    // scheduler feeds it, this task finishes it). A schema's grammar allows
-    // no thought block: its text is all answer.
+    // scheduler feeds it, this task finishes it). A grammar that holds from
+    // the first token has no splitter (`prompt` closed the block).
     let shown = Locked(
       AnswerParts(
-        thoughts: grammar == nil ? thoughts : nil, calls: tools.map { ToolCallStreamFilter(syntax: $0.syntax) }))
+        thoughts: thoughts, calls: tools.map { ToolCallStreamFilter(syntax: $0.syntax, tools: $0.offered) }))
     let callGrammar = tools?.grammar.map { (text: $0, lazy: tools?.isLazy == true ? tools?.syntax : nil) }
     var generation = GenerationRequest(
       prompt: prompt,
@@ -228,9 +228,12 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             candidates: [Candidate(content: Content(role: "model", parts: parts))],
             modelVersion: Self.modelVersion, localModelName: name))
       })
-    generation.thoughts = grammar == nil ? thoughts : nil
+    generation.thoughts = thoughts
     if generation.thoughts != nil {
       generation.thoughtBudget = try ThoughtBudget(options?.reasoning, syntax: thoughts?.syntax, model: model)
+    }
+    if let pattern = tools?.syntax.pattern {
+      generation.shownControlTokens = try model.controlTokens(in: pattern.literals)
     }
     generation.stopsAtCompleteJSON = grammar != nil
     generation.log = request.logHandler

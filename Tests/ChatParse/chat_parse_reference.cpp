@@ -3,7 +3,7 @@
 //
 // Reads one JSON object on stdin:
 //   {"template": "<jinja source>", "output": "<model text>", "enable_thinking": true,
-//    "tools": [<OpenAI-style tools>], "bos_token": "", "eos_token": ""}
+//    "tools": [<OpenAI-style tools>], "parallel_tool_calls": true, "bos_token": "", "eos_token": ""}
 // renders one user message "Hi" with the generation prompt through the
 // template (common_chat_templates_apply, reasoning_format deepseek), which
 // gives the chat format, the generation prompt and the serialized PEG parser,
@@ -48,6 +48,7 @@ static common_chat_params chat_params(const ordered_json & request) {
     inputs.add_generation_prompt = true;
     inputs.use_jinja             = true;
     inputs.enable_thinking       = request.value("enable_thinking", true);
+    inputs.parallel_tool_calls   = request.value("parallel_tool_calls", true);
     inputs.reasoning_format      = COMMON_REASONING_FORMAT_DEEPSEEK;
     if (request.contains("tools") && request.at("tools").is_array() && !request.at("tools").empty()) {
         inputs.tools = common_chat_tools_parse_oaicompat(common_json::parse(request.at("tools").dump()));

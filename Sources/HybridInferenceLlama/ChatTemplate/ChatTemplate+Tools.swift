@@ -5,21 +5,31 @@ import HybridInferenceJinja
 /// `tool_calls` look like to a template (as transformers passes them), and
 /// which call syntax a template's model writes.
 extension ChatTemplate {
-  /// The call syntax of this template's family, when the template renders
-  /// `tools` (checked by rendering a probe tool) and writes calls in a syntax
-  /// this library parses; nil otherwise (the generic format is used then).
+  /// The call syntax of this template's model: the pattern it prints for a
+  /// call (`ToolCallPattern.derive`), and whether it renders `tools` too
+  /// (checked by rendering the probe tool: DeepSeek R1's and V3.1's print
+  /// calls but not the tools, which the device then describes in the system
+  /// turn); nil when it prints no call in a pattern this library describes
+  /// (the generic format is used then). Read once per template: every copy
+  /// shares the answer.
   var toolSyntax: ToolCallSyntax? {
-    guard let template, let family = ToolCallSyntax.family(ofTemplate: template) else { return nil }
-    let probe = ToolDeclaration(
-      name: "hybrid_probe_tool", description: "probe",
-      parameters: (try? GenerationSchema(jsonSchema: #"{"type":"object","properties":{}}"#))
-        ?? GenerationSchema(deriving: String.self))
-    let messages = [Message(role: "user", content: "probe")]
-    guard case .success(let template)? = compiled,
-      let text = try? template.render(variables(messages, true, tools: [probe])),
-      text.contains("hybrid_probe_tool")
-    else { return nil }
-    return family
+    toolSyntaxCache.withLock { cached in
+      if let cached { return cached }
+      let derived = deriveToolSyntax()
+      cached = .some(derived)
+      return derived
+    }
+  }
+
+  private func deriveToolSyntax() -> ToolCallSyntax? {
+    guard case .success(let template)? = compiled else { return nil }
+    let probe = ToolCallPattern.Probe.tool
+    let offered = [Message(role: "user", content: "probe")]
+    let rendersTools = (try? template.render(variables(offered, true, tools: [probe])))?.contains(probe.name) ?? false
+    let pattern = ToolCallPattern.derive { (messages: [Message]) throws(JinjaError) -> String in
+      try template.render(variables(messages, false, tools: [probe]))
+    }
+    return pattern.map { ToolCallSyntax(pattern: $0, rendersTools: rendersTools) }
   }
 }
 

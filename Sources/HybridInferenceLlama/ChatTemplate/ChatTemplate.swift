@@ -36,6 +36,10 @@ struct ChatTemplate: Sendable {
   /// The first budget error a render of this template met; shared by every
   /// copy of the template (a loaded model's requests), hence behind a lock.
   private let overBudget = Locked<JinjaError?>(nil)
+  /// The template's call syntax once read (`toolSyntax`): reading it renders
+  /// the template three times, so every copy of the template (a loaded
+  /// model's requests) shares one answer, hence behind a lock.
+  let toolSyntaxCache = Locked<ToolCallSyntax??>(nil)
 
   init(template: String?, bosToken: String = "", eosToken: String = "") {
     self.template = template

@@ -119,19 +119,33 @@ final class LlamaModel: @unchecked Sendable {
     return Array(tokens.prefix(Int(count)))
   }
 
+  /// The control tokens that `texts` hold (a call syntax's markers, such as
+  /// Mistral's `[TOOL_CALLS]` and `[ARGS]`): the answer shows their text, as
+  /// llama.cpp's preserved tokens, so that the call can be read back.
+  func controlTokens(in texts: [String]) throws(HybridInferenceError) -> Set<llama_token> {
+    var found: Set<llama_token> = []
+    for text in texts where !text.isEmpty {
+      for token in try tokenize(text, addSpecial: false, parseSpecial: true) where isControl(token) {
+        found.insert(token)
+      }
+    }
+    return found
+  }
+
   /// Whether `token` is a control token (a turn marker, BOS, EOS).
   func isControl(_ token: llama_token) -> Bool {
     llama_vocab_get_attr(vocab, token).rawValue & LLAMA_TOKEN_ATTR_CONTROL.rawValue != 0
   }
 
-  /// The bytes of one token; control tokens render as nothing.
-  func piece(of token: llama_token) -> [UInt8] {
+  /// The bytes of one token; control tokens render as nothing unless
+  /// `special` (a tool call's markers, which the reader must see).
+  func piece(of token: llama_token, special: Bool = false) -> [UInt8] {
     var buffer = [CChar](repeating: 0, count: 64)
-    var length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
+    var length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, special)
     if length < 0 {
       // The size needed, as a negative int32 (Int32.min has no Int32 negation).
       buffer = [CChar](repeating: 0, count: Int(min(length.magnitude, UInt32(Int32.max))))
-      length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, false)
+      length = llama_token_to_piece(vocab, token, &buffer, Int32(buffer.count), 0, special)
     }
     return buffer.prefix(Int(max(length, 0))).map { UInt8(bitPattern: $0) }
   }

@@ -62,6 +62,24 @@ struct SchemaGrammar {
     return (body, builder.rules)
   }
 
+  /// One expression per property of an object schema, for calls whose
+  /// arguments are written one by one (`ToolCallPattern.Arguments.tagged`):
+  /// its name, its value's expression, whether it is required, and whether
+  /// it is a plain string (written as it is, not as JSON).
+  static func propertyRules(for schema: GenerationSchema, prefix: String) throws(HybridInferenceError) -> (
+    properties: [(name: String, expression: String, isRequired: Bool, isString: Bool)], rules: [(String, String)]
+  ) {
+    var builder = SchemaGrammar(root: try schema.ordered(), prefix: prefix)
+    let required = Set(builder.root["required"]?.array?.compactMap(\.string) ?? [])
+    var properties: [(name: String, expression: String, isRequired: Bool, isString: Bool)] = []
+    for (name, property) in builder.root["properties"]?.members ?? [] {
+      let expression = try builder.expression(for: property, path: "$.\(name)", depth: 1)
+      let isString = property["type"]?.string == "string" && property["enum"] == nil && property["const"] == nil
+      properties.append((name, expression, required.contains(name), isString))
+    }
+    return (properties, builder.rules)
+  }
+
   private let prefix: String
 
   private init(root: OrderedJSON, prefix: String) {

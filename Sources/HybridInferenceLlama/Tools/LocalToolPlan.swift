@@ -5,9 +5,9 @@ import HybridInferenceJinja
 /// (tools described, earlier calls and outputs in place), the grammar and
 /// whether it is forced or lazy.
 ///
-/// A template family that renders `tools` gets its own format
-/// (`ToolCallSyntax`); any other model gets the generic format, which
-/// describes the tools in the system turn (`genericInstructions`) and
+/// A template that renders `tools` and prints calls in a pattern the library
+/// reads (`ToolCallPattern`) gets that format; any other model gets the generic format, which
+/// describes the tools in the system turn (`instructions`) and
 /// constrains the answer to either a call object or text. `.required`
 /// forces the call from the first token; `.auto` leaves the answer free
 /// until the trigger appears; `.none` offers nothing.
@@ -16,6 +16,8 @@ struct LocalToolPlan {
   let messages: [ChatTemplate.Message]
   /// The tools the template renders (empty in the generic format, and when none are offered).
   let templateTools: [ToolDeclaration]
+  /// The tools offered, whose schemas the parser reads.
+  let offered: [ToolDeclaration]
   /// The call grammar, or nil when no tool is offered.
   let grammar: String?
   /// Whether the grammar waits for the trigger (`.auto`) or holds from the start.
@@ -38,8 +40,8 @@ struct LocalToolPlan {
     }
     syntax = family ?? .generic
     var messages = try ChatTemplate.messages(of: request.transcript, syntax: syntax)
-    if syntax == .generic, !offered.isEmpty {
-      let description = try Self.genericInstructions(offered)
+    if !syntax.rendersTools || syntax.pattern == nil, !offered.isEmpty {
+      let description = try Self.instructions(offered, syntax: syntax)
       if messages.first?.role == "system" {
         messages[0].content += "\n\n" + description
       } else {
@@ -47,14 +49,16 @@ struct LocalToolPlan {
       }
     }
     self.messages = messages
-    templateTools = syntax.usesTemplateTools ? offered : []
+    self.offered = offered
+    templateTools = syntax.usesTemplateTools && syntax.rendersTools ? offered : []
     grammar = offered.isEmpty ? nil : try ToolCallGrammar.gbnf(for: offered, syntax: syntax)
     isLazy = request.options.toolChoice.mode != .required
   }
 
-  /// The generic format's system text: the tools, their argument schemas,
-  /// and how to call one.
-  static func genericInstructions(_ tools: [ToolDeclaration]) throws(HybridInferenceError) -> String {
+  /// The system text that describes the tools, their argument schemas, and
+  /// how to call one: for the generic format, and for a template that
+  /// prints calls but not the tools (one example call in its pattern).
+  static func instructions(_ tools: [ToolDeclaration], syntax: ToolCallSyntax) throws(HybridInferenceError) -> String {
     var lines = [
       "You can call these tools:"
     ]
@@ -62,9 +66,17 @@ struct LocalToolPlan {
       lines.append(
         "- \(tool.name): \(tool.description) Arguments (JSON Schema): \(try tool.parameters.jsonSchemaText())")
     }
-    lines.append(
-      #"To call a tool, answer with only the JSON object {"name": <tool name>, "arguments": <arguments>}. "#
-        + "Otherwise, and once you have a tool's output, answer in plain text.")
+    if let pattern = syntax.pattern {
+      let example = pattern.written(
+        name: "<tool name>", id: "abcdefghi", arguments: [("<argument>", .string("<value>"))],
+        json: #"{"<argument>": "<value>"}"#)
+      lines.append("To call a tool, write: " + pattern.sectionOpen + example + pattern.sectionClose)
+      lines.append("Otherwise, and once you have a tool's output, answer in plain text.")
+    } else {
+      lines.append(
+        #"To call a tool, answer with only the JSON object {"name": <tool name>, "arguments": <arguments>}. "#
+          + "Otherwise, and once you have a tool's output, answer in plain text.")
+    }
     return lines.joined(separator: "\n")
   }
 }

@@ -9,68 +9,32 @@ import HybridInferenceJinja
 /// tool ran. The arguments are checked against the tool's schema later, by
 /// the session, for every backend alike.
 enum ToolCallParser {
-  /// The calls in `text` (with fresh ids) and the text outside them.
-  static func parse(_ text: String, syntax: ToolCallSyntax) throws(HybridInferenceError) -> (
-    text: String, calls: [Part.FunctionCall]
-  ) {
-    switch syntax {
-    case .hermes:
-      return try blocks(text)
-    case .llama3, .generic:
-      // A call opens with `{"name"`; other text that starts with a brace
-      // (code, a JSON example the user asked for) is an answer, as the lazy
-      // grammar saw it: it holds only once that opening appears.
-      let trimmed = text.trimmingWhitespace
-      guard trimmed.hasPrefix("{"), trimmed.dropFirst().trimmingPrefix(while: \.isWhitespace).hasPrefix(#""name""#)
-      else { return (text, []) }
-      return ("", [try call(from: try json(trimmed), syntax: syntax)])
-    case .mistralJSON:
-      var rest = Substring(text.trimmingWhitespace)
-      if rest.hasPrefix(syntax.trigger) { rest = rest.dropFirst(syntax.trigger.count) }
-      guard rest.hasPrefix("[") else { return (text, []) }
-      guard case .array(let items) = try json(String(rest)) else { throw malformed(text) }
-      var calls: [Part.FunctionCall] = []
-      for item in items { calls.append(try call(from: item, syntax: syntax)) }
-      return ("", calls)
-    }
-  }
-
-  /// Hermes blocks: `<tool_call>{...}</tool_call>`, any number, text around them.
-  private static func blocks(_ text: String) throws(HybridInferenceError) -> (String, [Part.FunctionCall]) {
-    var calls: [Part.FunctionCall] = []
-    var outside = ""
-    var rest = Substring(text)
-    while let open = rest.range(of: "<tool_call>") {
-      outside += rest[..<open.lowerBound]
-      let body = rest[open.upperBound...]
-      let close = body.range(of: "</tool_call>")
-      calls.append(try call(from: try json(String(body[..<(close?.lowerBound ?? body.endIndex)])), syntax: .hermes))
-      rest = close.map { body[$0.upperBound...] } ?? ""
-    }
-    outside += rest
-    return (calls.isEmpty ? text : outside.trimmingWhitespace, calls)
-  }
-
-  private static func json(_ text: String) throws(HybridInferenceError) -> OrderedJSON {
+  /// The calls in `text` (with fresh ids) and the text outside them;
+  /// `tools` tells a tagged argument's string values from others.
+  static func parse(
+    _ text: String, syntax: ToolCallSyntax, tools: [ToolDeclaration] = []
+  ) throws(HybridInferenceError) -> (text: String, calls: [Part.FunctionCall]) {
+    if let pattern = syntax.pattern { return try pattern.read(text, tools: tools) }
+    // A call opens with `{"name"`; other text that starts with a brace
+    // (code, a JSON example the user asked for) is an answer, as the lazy
+    // grammar saw it: it holds only once that opening appears.
+    let trimmed = text.trimmingWhitespace
+    guard trimmed.hasPrefix("{"), trimmed.dropFirst().trimmingPrefix(while: \.isWhitespace).hasPrefix(#""name""#)
+    else { return (text, []) }
+    let value: OrderedJSON
     do {
-      return try JSONPrefixParser.parse(text.trimmingWhitespace)
+      value = try JSONPrefixParser.parse(trimmed)
     } catch {
       throw malformed(text)
     }
-  }
-
-  /// One `{"name": ..., "arguments": {...}}` object (arguments may also
-  /// arrive as a string holding JSON, as some models write them).
-  private static func call(from value: OrderedJSON, syntax: ToolCallSyntax) throws(HybridInferenceError)
-    -> Part.FunctionCall
-  {
     guard let name = value["name"]?.string else { throw malformed(value.jsonText) }
-    var arguments = value[syntax.argumentsKey] ?? value["arguments"] ?? .object([])
-    if let text = arguments.string { arguments = try json(text) }
-    return Part.FunctionCall(id: newID(), name: name, args: arguments.jsonValue)
+    var arguments = value["arguments"] ?? .object([])
+    // Some models write the arguments as a string holding JSON.
+    if let inner = arguments.string { arguments = (try? JSONPrefixParser.parse(inner)) ?? arguments }
+    return ("", [Part.FunctionCall(id: newID(), name: name, args: arguments.jsonValue)])
   }
 
-  private static func malformed(_ text: String) -> HybridInferenceError {
+  static func malformed(_ text: String) -> HybridInferenceError {
     .generationFailed("the model's tool call could not be read: \(text.prefix(200))")
   }
 

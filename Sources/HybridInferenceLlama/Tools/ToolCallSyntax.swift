@@ -1,70 +1,55 @@
 import HybridInferenceCore
 import HybridInferenceJinja
 
-/// How a model writes a tool call, by the family its chat template belongs
-/// to; the device prompts with it, forces it by grammar and parses it back.
+/// How the device's model writes a tool call: the pattern its chat template
+/// prints (`ToolCallPattern`, read from the template), or the library's own
+/// generic format for a model whose template has none.
 ///
-/// - `hermes`: `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`,
-///   one block per call (Qwen 2.5 / QwQ / Qwen 3, Hermes 2 Pro and 3, Granite 4,
-///   MiMo-VL, Bielik: a template that renders `tools` and writes `<tool_call>`
-///   around a `{"name": ...}` object).
-/// - `llama3`: a bare `{"name": ..., "parameters": {...}}` object as the whole
-///   answer (Llama 3.1 / 3.2 / 3.3: the template asks for "a dictionary of
-///   argument name and its value").
-/// - `mistralJSON`: `[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]` (Mistral Nemo).
-/// - `generic`: the library's own format for any other model (SmolLM2, a
-///   template without tools, or one whose call syntax is not one of the above,
-///   such as Mistral Small 3.2's `[TOOL_CALLS]name[ARGS]{...}` or the XML-like
-///   calls of Qwen3-Coder and GLM):
-///   the tools are described in the system turn, and the answer is either a
-///   bare `{"name": ..., "arguments": {...}}` object (a call) or text.
-enum ToolCallSyntax: String, Sendable, CaseIterable {
-  case hermes
-  case llama3
-  case mistralJSON
-  case generic
+/// The generic format describes the tools in the system turn, and the answer
+/// is either a bare `{"name": ..., "arguments": {...}}` object (a call) or
+/// text (SmolLM2, a template without tools, or one whose call syntax no
+/// pattern describes, such as LFM2's Python-style calls).
+struct ToolCallSyntax: Sendable, Equatable {
+  /// The template's pattern; nil for the generic format.
+  let pattern: ToolCallPattern?
+  /// Whether the template renders the offered tools itself; when it prints
+  /// calls but not tools, the device describes them in the system turn.
+  var rendersTools = true
 
-  /// The family of a template that renders tools, from its source; nil for
-  /// one whose call syntax is none of the template families above.
-  static func family(ofTemplate source: String) -> ToolCallSyntax? {
-    if source.contains("[TOOL_CALLS][") { return .mistralJSON }
-    if source.contains("<tool_call>"), source.contains(#"{\"name\":"#) || source.contains(#"{"name":"#) {
-      return .hermes
-    }
-    if source.contains("dictionary of argument name") { return .llama3 }
-    return nil
-  }
+  static let generic = ToolCallSyntax(pattern: nil)
 
   /// Whether the template renders the tools and the calls itself (the
   /// generic format puts them in the messages instead).
-  var usesTemplateTools: Bool { self != .generic }
+  var usesTemplateTools: Bool { pattern != nil }
 
   /// The text that starts a call: once it appears, the call's grammar takes over.
-  var trigger: String {
-    switch self {
-    case .hermes: "<tool_call>"
-    case .llama3, .generic: "{"
-    case .mistralJSON: "[TOOL_CALLS]"
-    }
-  }
+  var trigger: String { pattern?.trigger ?? "{" }
 
   /// Whether a call can only start the answer (after whitespace), so that
   /// text beginning otherwise is free text.
-  var callStartsAnswer: Bool { self == .llama3 || self == .generic }
+  var callStartsAnswer: Bool { pattern?.startsAnswer ?? true }
 
-  /// The key the arguments go under.
-  var argumentsKey: String { self == .llama3 ? "parameters" : "arguments" }
-
-  /// What the grammar accepts right after the trigger, up to the tool's
-  /// name: a token that completes the trigger may carry only a prefix of
-  /// this, or llama.cpp's lazy grammar would be handed text it refuses.
+  /// What the grammar accepts right after the trigger, up to the first
+  /// piece that varies: a token that completes the trigger may carry only a
+  /// prefix of this, or llama.cpp's lazy grammar would be handed text it refuses.
   var opening: [OpeningPiece] {
-    let object: [OpeningPiece] = [.text("{"), .space, .text(#""name""#), .space, .text(":"), .space, .text("\"")]
-    switch self {
-    case .hermes: return [.optional("\n")] + object
-    case .llama3, .generic: return Array(object.dropFirst())
-    case .mistralJSON: return [.text("[")] + object
+    guard let pattern else {
+      return [.space, .text(#""name""#), .space, .text(":"), .space, .text("\"")]
     }
+    var pieces: [OpeningPiece] = []
+    var run = ""
+    var runIsSpace = false
+    for character in pattern.opening {
+      let isSpace = character.isWhitespace
+      if !run.isEmpty, isSpace != runIsSpace {
+        pieces.append(runIsSpace ? .optional(run) : .text(run))
+        run = ""
+      }
+      run.append(character)
+      runIsSpace = isSpace
+    }
+    if !run.isEmpty { pieces.append(runIsSpace ? .optional(run) : .text(run)) }
+    return pieces
   }
 
   /// One piece of `opening`.

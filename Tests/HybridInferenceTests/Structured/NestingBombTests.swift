@@ -71,7 +71,7 @@ final class NestingBombTests: XCTestCase {
       for (text, syntax) in [
         (#"{"name":"f","arguments":"# + Self.bomb, ToolCallSyntax.generic),
         ("<tool_call>" + #"{"name":"f","arguments":"# + Self.bomb + "</tool_call>", .hermes),
-        ("[" + #"{"name":"f","arguments":"# + Self.bomb, .mistralJSON),
+        ("[TOOL_CALLS][" + #"{"name":"f","arguments":"# + Self.bomb, .mistralJSON),
       ] {
         XCTAssertThrowsError(try ToolCallParser.parse(text, syntax: syntax)) { error in
           guard case .generationFailed? = error as? HybridInferenceError else { return XCTFail("\(error)") }

@@ -110,7 +110,7 @@ final class LocalToolTests: XCTestCase {
   func testEveryCallGrammar_isAcceptedByLlamaCpp_forcedAndLazy() async throws {
     let model = try await LocalTestModels.tiny().loadedModel(progress: nil)
     let tools = [AnyTool(WeatherTool()).declaration, AnyTool(NowTool()).declaration]
-    for syntax in ToolCallSyntax.allCases {
+    for syntax in ToolCallSyntax.allFamilies {
       let grammar = try ToolCallGrammar.gbnf(for: tools, syntax: syntax)
       XCTAssertNoThrow(try GrammarConstraint(grammar: grammar, model: model), "\(syntax) forced:\n\(grammar)")
       XCTAssertNoThrow(try GrammarConstraint(grammar: grammar, model: model, lazy: syntax), "\(syntax) lazy")

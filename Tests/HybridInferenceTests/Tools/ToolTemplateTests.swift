@@ -22,22 +22,32 @@ final class ToolTemplateTests: XCTestCase {
       bosToken: "<s>", eosToken: "</s>")
   }
 
-  func testTemplateFamilies_areRecognisedByRenderingAProbeTool() throws {
-    let expected: [String: ToolCallSyntax?] = [
-      "Qwen-Qwen2.5-7B-Instruct.jinja": .hermes,
-      "Qwen-Qwen3-0.6B.jinja": .hermes,
-      "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": .hermes,
-      "ibm-granite-granite-4.0.jinja": .hermes,
-      "meta-llama-Llama-3.1-8B-Instruct.jinja": .llama3,
-      "meta-llama-Llama-3.2-3B-Instruct.jinja": .llama3,
-      "mistralai-Mistral-Nemo-Instruct-2407.jinja": .mistralJSON,
-      "Mistral-Small-3.2-24B-Instruct-2506.jinja": nil,
-      "Qwen3-Coder.jinja": nil,
+  func testTemplateFamilies_areReadFromWhatTheTemplatePrintsForACall() throws {
+    let triggers: [String: String?] = [
+      "Qwen-Qwen2.5-7B-Instruct.jinja": "<tool_call>",
+      "Qwen-Qwen3-0.6B.jinja": "<tool_call>",
+      "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": "<tool_call>",
+      "ibm-granite-granite-4.0.jinja": "<tool_call>",
+      "meta-llama-Llama-3.1-8B-Instruct.jinja": "{",
+      "meta-llama-Llama-3.2-3B-Instruct.jinja": "{",
+      "mistralai-Mistral-Nemo-Instruct-2407.jinja": "[TOOL_CALLS]",
+      "Mistral-Small-3.2-24B-Instruct-2506.jinja": "[TOOL_CALLS]",
+      "Qwen3-Coder.jinja": "<tool_call>",
+      "GLM-4.6.jinja": "<tool_call>",
+      "moonshotai-Kimi-K2.jinja": "<|tool_calls_section_begin|>",
+      "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja": "<|START_ACTION|>",
+      "deepseek-ai-DeepSeek-V3.1.jinja": "<｜tool▁calls▁begin｜>",
+      "Apertus-8B-Instruct.jinja": "<|tools_prefix|>",
+      "Kimi-K3.jinja": "<|open|>tools",
       "google-gemma-2-2b-it.jinja": nil,
+      "LFM2.5-8B-A1B.jinja": nil,
     ]
-    for (name, syntax) in expected {
-      XCTAssertEqual(try template(name).toolSyntax, syntax, name)
+    for (name, trigger) in triggers {
+      XCTAssertEqual(try template(name).toolSyntax?.trigger, trigger, name)
     }
+    XCTAssertEqual(try template("meta-llama-Llama-3.1-8B-Instruct.jinja").toolSyntax?.pattern?.allowsSeveral, false)
+    XCTAssertEqual(try template("deepseek-ai-DeepSeek-V3.1.jinja").toolSyntax?.rendersTools, false)
+    XCTAssertEqual(try template("Qwen3-Coder.jinja").toolSyntax?.rendersTools, true)
     let smolLM2 = ChatTemplate(
       template:
         "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
@@ -84,7 +94,8 @@ final class ToolTemplateTests: XCTestCase {
     let llama = try ToolCallParser.parse(#" {"name": "get_weather", "parameters": {"city": "Rome"}}"#, syntax: .llama3)
     XCTAssertEqual(llama.calls.first?.argumentsJSON, #"{"city":"Rome"}"#)
     let mistral = try ToolCallParser.parse(
-      #"[{"name": "get_weather", "arguments": {"city": "Oslo"}}, {"name": "now", "arguments": {}}]"#,
+      #"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}, "id": "abcdefghi"}, "#
+        + #"{"name": "now", "arguments": {}, "id": "bcdefghij"}]"#,
       syntax: .mistralJSON)
     XCTAssertEqual(mistral.calls.map(\.name), ["get_weather", "now"])
     let text = try ToolCallParser.parse("It is sunny.", syntax: .generic)
@@ -129,5 +140,6 @@ final class ToolTemplateTests: XCTestCase {
     XCTAssertTrue(ToolCallSyntax.hermes.openingAdmits("{"))
     XCTAssertFalse(ToolCallSyntax.hermes.openingAdmits("\n\n"))
     XCTAssertTrue(ToolCallSyntax.mistralJSON.openingAdmits("[{"))
+    XCTAssertFalse(ToolCallSyntax.mistralJSON.openingAdmits("{"))
   }
 }

@@ -30,6 +30,8 @@ struct GenerationRequest: Sendable {
   /// When set, the block is closed once the answer has spent this many
   /// thought tokens (`ThoughtBudget`).
   var thoughtBudget: ThoughtBudget?
+  /// Control tokens whose text the answer shows (the call syntax's markers).
+  var shownControlTokens: Set<llama_token> = []
   /// Where the prompt cache's messages go.
   var log: LogHandler = .silent
   /// The states this request saves to the prompt cache, when the model has one.
@@ -111,7 +113,7 @@ final class SequenceTurn: @unchecked Sendable {
   func accept(_ token: llama_token, model: LlamaModel) -> FinishReason? {
     if model.isEndOfGeneration(token) { return .stop }
     generatedTokens += 1
-    let text = decoder.decode(model.piece(of: token))
+    let text = decoder.decode(model.piece(of: token, special: request.shownControlTokens.contains(token)))
     undelivered += text
     countThought(text)
     if request.stopsAtCompleteJSON, tracker.feed(text) { return .stop }

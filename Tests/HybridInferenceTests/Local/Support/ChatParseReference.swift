@@ -66,10 +66,24 @@ struct ChatParseReference {
     try run(["template": template, "outputs": outputs])
   }
 
-  /// Runs the reference on `request`, with thinking on and `<s>` / `</s>` as BOS and EOS.
+  /// As `splits(template:outputs:)`, with `tools` (OpenAI-style JSON objects)
+  /// offered, several calls allowed, thinking off (the template's generation
+  /// prompt then closes any block it would open) and no BOS or EOS text, as
+  /// test-chat.cpp reads templates (llama.cpp's analyser takes an EOS the
+  /// template prints after a call for part of the call's syntax).
+  func splits(template: String, outputs: [String], tools: [[String: Any]]) throws -> Split {
+    try run([
+      "template": template, "outputs": outputs, "tools": tools, "enable_thinking": false, "bos_token": "",
+      "eos_token": "",
+    ])
+  }
+
+  /// Runs the reference on `request`, with thinking on unless it says
+  /// otherwise and `<s>` / `</s>` as BOS and EOS.
   private func run(_ request: [String: Any]) throws -> Split {
-    let request = request.merging(["enable_thinking": true, "bos_token": "<s>", "eos_token": "</s>"]) { $1 }
-    let input = try JSONSerialization.data(withJSONObject: request)
+    let request = request.merging(["enable_thinking": true, "bos_token": "<s>", "eos_token": "</s>"]) { own, _ in own }
+    // Sorted keys: llama.cpp reads a tool's properties in the order the JSON gives them.
+    let input = try JSONSerialization.data(withJSONObject: request, options: [.sortedKeys])
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     let stdin = Pipe()
