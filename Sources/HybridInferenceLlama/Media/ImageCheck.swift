@@ -75,7 +75,7 @@ enum ImageCheck {
       throw .invalidAttachment("declared \(mimeType), but the bytes are a \(format.rawValue) image")
     case .unreadable(let name):
       throw .unsupportedRequest(
-        "the bytes are a \(name) image (declared \(mimeType)); the on-device model reads \(readable) images")
+        "the bytes are in the \(name) format (declared \(mimeType)); the on-device model reads \(readable) images")
     case .unknown:
       throw .invalidAttachment("declared \(mimeType), but the bytes are not a \(declared.rawValue) image")
     }

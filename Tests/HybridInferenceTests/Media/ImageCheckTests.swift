@@ -234,7 +234,7 @@ final class ImageCheckTests: XCTestCase {
   func testFormatsTheDeviceDoesNotRead_unsupported_soAHybridUsesTheCloud() {
     let webp = Data(Array("RIFF".utf8) + [26, 0, 0, 0] + Array("WEBPVP8L".utf8) + [UInt8](repeating: 0, count: 18))
     XCTAssertTrue(unsupported(webp, "image/webp").contains("reads JPEG, PNG, GIF and BMP images, not image/webp"))
-    XCTAssertTrue(unsupported(webp, "image/png").contains("the bytes are a WebP image (declared image/png)"))
+    XCTAssertTrue(unsupported(webp, "image/png").contains("the bytes are in the WebP format (declared image/png)"))
     let heic = Data([0, 0, 0, 24] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 12))
     _ = unsupported(heic, "image/heic")
     XCTAssertTrue(unsupported(heic, "image/jpeg").contains("HEIF/AVIF"))
