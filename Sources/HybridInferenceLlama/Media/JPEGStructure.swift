@@ -119,8 +119,10 @@ enum JPEGStructure {
     let approximation = try bytes.uint8(at: selection + 2)
     let (high, low) = (approximation >> 4, approximation & 15)
     if frame.progressive {
-      guard start <= end, end <= 63, high <= 13, low <= 13 else {
-        throw .corrupt("a progressive scan of coefficients \(start)...\(end)")
+      // A DC scan (from coefficient 0) holds only coefficient 0; an AC scan
+      // one component (what the format allows, and the decoder reads).
+      guard start <= end, end <= 63, high <= 13, low <= 13, start == 0 ? end == 0 : count == 1 else {
+        throw .corrupt("a progressive scan of coefficients \(start)...\(end) over \(count) components")
       }
       // The first DC scan of a component sets all its coefficients.
       if start == 0 && high == 0 { for member in members { covered[member] = true } }

@@ -140,6 +140,12 @@ final class ImageCheckTests: XCTestCase {
     XCTAssertTrue(unsupported(ImageFixtures.jpeg(width: 8, height: 8, sof: 0xC9), "image/jpeg").contains("arithmetic"))
     XCTAssertTrue(unsupported(ImageFixtures.jpeg(width: 8, height: 8, sof: 0xC3), "image/jpeg").contains("lossless"))
     XCTAssertNotNil(accepted(ImageFixtures.jpeg(width: 8, height: 8, sof: 0xC1), "image/jpeg"))
+    // Progressive: a DC scan holds coefficient 0 only; AC scans alone leave the DC unset.
+    let progressive = ImageFixtures.jpeg(width: 8, height: 8, components: 3, sof: 0xC2, selection: [0, 0, 0])
+    XCTAssertEqual(accepted(progressive, "image/jpeg")?.width, 8)
+    _ = invalid(ImageFixtures.jpeg(width: 8, height: 8, sof: 0xC2), "image/jpeg")
+    let acOnly = ImageFixtures.jpeg(width: 8, height: 8, sof: 0xC2, selection: [1, 63, 0])
+    XCTAssertTrue(invalid(acOnly, "image/jpeg").contains("component 1 is in no scan"))
     // A component no scan fills: stb_image shows memory it never wrote for it.
     let uncovered = ImageFixtures.jpeg(width: 8, height: 8, components: 3, scanned: [1])
     XCTAssertTrue(invalid(uncovered, "image/jpeg").contains("component 2 is in no scan"))

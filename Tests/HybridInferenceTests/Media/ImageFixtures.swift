@@ -63,10 +63,11 @@ enum ImageFixtures {
   /// A baseline (or, `sof: 0xC2`, progressive-marked) JPEG of
   /// `width`×`height` with `components` components (ids 1, 2, 3, 4,
   /// sampling 1×1), `extra` segments before the frame, and one interleaved
-  /// scan over `scanned` of them (all by default).
+  /// scan over `scanned` of them (all by default) with `selection` (the
+  /// spectral start and end, the successive approximation byte).
   static func jpeg(
     width: Int, height: Int, components: Int = 1, sof: UInt8 = 0xC0, precision: UInt8 = 8,
-    extra: [[UInt8]] = [], scanned: [Int]? = nil, eoi: Bool = true
+    extra: [[UInt8]] = [], scanned: [Int]? = nil, selection: [UInt8] = [0, 63, 0], eoi: Bool = true
   ) -> Data {
     var bytes: [UInt8] = [0xFF, 0xD8]
     for segment in extra { bytes += segment }
@@ -80,7 +81,7 @@ enum ImageFixtures {
     let ids = scanned ?? Array(1...components)
     var scan: [UInt8] = [UInt8(ids.count)]
     for id in ids { scan += [UInt8(id), 0x00] }
-    bytes += segment(0xDA, scan + [0, 63, 0])
+    bytes += segment(0xDA, scan + selection)
     // Two bits a block, zero; the last byte padded with ones. At most 4 KB:
     // a huge image's missing blocks read as zero bits, the same blocks.
     let blocks = (width + 7) / 8 * ((height + 7) / 8) * ids.count
