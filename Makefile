@@ -25,7 +25,7 @@ help:
 	@echo "make docs   - the DocC documentation, warnings as errors, into .build/docs (part of make test)"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama-bench, llama-server and curl; writes the tables of Benchmarks/RESULTS.md (BENCH_STEPS=\"render parity\" for some)"
-	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars, the JSON prefix parser and the HTTP/1.1 response parser (FUZZ_SECONDS=60 each, at once)"
+	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars, the JSON prefix parser, the HTTP/1.1 response parser and the image check (FUZZ_SECONDS=60 each, at once)"
 	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
 
 setup:
@@ -75,7 +75,7 @@ bench: setup
 	scripts/run-benchmarks.sh
 
 # libFuzzer targets in Fuzz/ (not part of `make test`): builds them with
-# swiftc -sanitize=fuzzer,address and runs all seven at once for FUZZ_SECONDS;
+# swiftc -sanitize=fuzzer,address and runs all of them at once for FUZZ_SECONDS;
 # FUZZ_MERGE=1 minimises the new inputs into Fuzz/corpus/<target>.
 FUZZ_SECONDS ?= 60
 fuzz: setup

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in Fuzz/ and runs each on its corpus: the parsers that
 # read what a server or a file sends (SSE, responses, GGUF, chat templates, schemas,
-# JSON prefixes, HTTP/1.1 responses), and the request encoders a hand-built transcript reaches.
+# JSON prefixes, HTTP/1.1 responses, image headers), and the request encoders a hand-built
+# transcript reaches.
 #
 #   scripts/fuzz.sh                       build, then run every target FUZZ_SECONDS (default 60) at once
 #   FUZZ_SECONDS=600 scripts/fuzz.sh      the long run
-#   FUZZ_TARGETS="sse" scripts/fuzz.sh    some of: sse response gguf template schema json http1 request
+#   FUZZ_TARGETS="sse" scripts/fuzz.sh    some of: sse response gguf template schema json http1 request image
 #   FUZZ_MERGE=1 scripts/fuzz.sh          after the run, minimise each corpus into Fuzz/corpus/<target>
 #
 # Each target is the library's sources compiled as one module with
@@ -20,10 +21,10 @@ cd "$(dirname "$0")/.."
 . scripts/common.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json http1 request"}
+FUZZ_TARGETS=${FUZZ_TARGETS:-"sse response gguf template schema json http1 request image"}
 # An input that takes longer than this is a finding (libFuzzer's own default is 20 minutes):
 # the chat template budget stops any template within about a second of CPU even under
-# ASan; the rest is margin for eight targets at nice 19 on a busy machine.
+# ASan; the rest is margin for nine targets at nice 19 on a busy machine.
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
 OUT=.build/fuzz
 mkdir -p "$OUT"
@@ -41,6 +42,7 @@ entry() {
     json) echo Fuzz/FuzzJSONPrefix.swift ;;
     http1) echo Fuzz/FuzzHTTP1.swift ;;
     request) echo Fuzz/FuzzRequest.swift ;;
+    image) echo Fuzz/FuzzImage.swift ;;
     *) echo "unknown fuzz target $1" >&2; exit 2 ;;
   esac
 }

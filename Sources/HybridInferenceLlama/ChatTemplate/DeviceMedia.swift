@@ -8,6 +8,9 @@ import HybridInferenceCore
 /// are read as a short placeholder instead (`[image: image/jpeg, 12 KB]`), so
 /// one picture early in a chat does not send every later turn to the cloud,
 /// and the model still knows something was shown.
+///
+/// Image bytes the device is to decode go through ``ImageCheck`` first,
+/// before any decoder sees them.
 enum DeviceMedia {
   /// Throws `unsupportedRequest` when the request's new prompt (the last user
   /// turn that is not tool outputs) has inline data or a file.
