@@ -50,11 +50,40 @@ final class MTMDLibrary: @unchecked Sendable {
   var defaultMarker: String { String(cString: CHybridMTMD_default_marker(table)) }
 }
 
+/// The error lines libmtmd logs while a call is made on behalf of one
+/// caller: libmtmd reports why it refused a projector only in its log.
+///
+/// Bound as a task-local (`collecting`) around the call, so that it only sees
+/// the lines of that call: libmtmd logs synchronously, on the calling thread,
+/// where the binding is visible (in a task or not), and calls made elsewhere
+/// at the same time see no binding.
+final class MTMDErrorLines: Sendable {
+  /// The binding the log callback reads.
+  @TaskLocal static var collecting: MTMDErrorLines?
+
+  /// At most this many lines are kept (the last ones).
+  private static let limit = 4
+  private let lines = Locked<[String]>([])
+
+  fileprivate func append(_ line: String) {
+    lines.withLock { lines in
+      lines.append(String(line.prefix(300)))
+      if lines.count > Self.limit { lines.removeFirst() }
+    }
+  }
+
+  /// The lines collected, in order, joined with "; "; nil when there were none.
+  var summary: String? {
+    lines.withLock { $0.isEmpty ? nil : $0.joined(separator: "; ") }
+  }
+}
+
 /// The C callback libmtmd calls for each log line; levels as `ggml_log_level`.
 private func forwardMTMDLog(level: Int32, text: UnsafePointer<CChar>?, userData: UnsafeMutableRawPointer?) {
   guard let text else { return }
-  let message = String(cString: text).trimmingCharacters(in: .newlines)
+  let message = String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
   guard !message.isEmpty else { return }
+  if level == 4 { MTMDErrorLines.collecting?.append(message) }
   let logLevel: LogLevel =
     switch level {
     case 4: .error

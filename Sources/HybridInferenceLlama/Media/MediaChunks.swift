@@ -68,17 +68,20 @@ extension Projector {
     guard let chunks = CHybridMTMD_chunks_new(table) else {
       throw .generationFailed("libmtmd could not allocate a prompt's chunks")
     }
-    let result = text.utf8CString.withUnsafeBufferPointer { utf8 in
-      bitmaps.withUnsafeBufferPointer { list in
-        // utf8 ends with its NUL, which is not the text's.
-        CHybridMTMD_tokenize(
-          table, context, chunks, utf8.baseAddress, utf8.count - 1, addSpecial, parseSpecial, list.baseAddress,
-          list.count)
+    let errors = MTMDErrorLines()
+    let result = MTMDErrorLines.$collecting.withValue(errors) {
+      text.utf8CString.withUnsafeBufferPointer { utf8 in
+        bitmaps.withUnsafeBufferPointer { list in
+          // utf8 ends with its NUL, which is not the text's.
+          CHybridMTMD_tokenize(
+            table, context, chunks, utf8.baseAddress, utf8.count - 1, addSpecial, parseSpecial, list.baseAddress,
+            list.count)
+        }
       }
     }
     guard result == 0 else {
       CHybridMTMD_chunks_free(table, chunks)
-      throw .unsupportedRequest("libmtmd could not prepare the prompt's images (\(result); its log says why)")
+      throw .unsupportedRequest("libmtmd could not prepare the prompt's images: \(errors.summary ?? "code \(result)")")
     }
     return MediaChunks(projector: self, pointer: chunks)
   }
@@ -97,9 +100,14 @@ extension Projector {
     batchSize: Int32, logitsLast: Bool = true
   ) throws(HybridInferenceError) -> Int32 {
     var next: Int32 = 0
-    let result = CHybridMTMD_evaluate(
-      library.table, context, llamaContext, chunks.pointer, position, sequence, batchSize, logitsLast, &next)
-    guard result == 0 else { throw .generationFailed("libmtmd could not evaluate the prompt's chunks (\(result))") }
+    let errors = MTMDErrorLines()
+    let result = MTMDErrorLines.$collecting.withValue(errors) {
+      CHybridMTMD_evaluate(
+        library.table, context, llamaContext, chunks.pointer, position, sequence, batchSize, logitsLast, &next)
+    }
+    guard result == 0 else {
+      throw .generationFailed("libmtmd could not evaluate the prompt's chunks: \(errors.summary ?? "code \(result)")")
+    }
     return next
   }
 }

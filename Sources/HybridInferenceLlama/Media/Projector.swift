@@ -60,12 +60,15 @@ final class Projector: @unchecked Sendable {
       progress: { _, _ in !LlamaBackend.inFlight.isStopping }, progress_user_data: nil)
     // Counted as work, so that an exit during the load stops it first.
     LlamaBackend.inFlight.enter()
-    let loaded = withExtendedLifetime(model) { CHybridMTMD_init(library.table, path, model.pointer, options) }
+    let errors = MTMDErrorLines()
+    let loaded = MTMDErrorLines.$collecting.withValue(errors) {
+      withExtendedLifetime(model) { CHybridMTMD_init(library.table, path, model.pointer, options) }
+    }
     LlamaBackend.inFlight.leave()
     guard let loaded else {
+      let why = errors.summary ?? "see its log"
       throw .invalidModelFile(
-        path: path,
-        reason: "libmtmd could not load it as a projector for \(model.name ?? "this model") (its log says why)")
+        path: path, reason: "libmtmd could not load it as a projector for \(model.name ?? "this model"): \(why)")
     }
     self.path = path
     self.model = model

@@ -193,4 +193,20 @@ final class ProjectorTests: XCTestCase {
     XCTAssertNil(RGBImage(width: RGBImage.maximumSide + 1, height: 1, pixels: []))
     XCTAssertNotNil(RGBImage(width: 2, height: 2, pixels: [UInt8](repeating: 0, count: 12)))
   }
+
+  /// A file libmtmd will not load as a projector (here a language model) is
+  /// an invalid model file whose reason is libmtmd's own error line.
+  func testAFileThatIsNoProjectorIsInvalidWithLibMTMDsReason() async throws {
+    let library = try sharedLibrary()
+    let model = try await loadTinyVisionModel()
+    XCTAssertThrowsError(
+      try Projector(path: LocalTestModels.tinyVisionPath, model: model, library: .success(library), threads: 2)
+    ) { error in
+      guard case .invalidModelFile(let path, let reason) = error as? HybridInferenceError else {
+        return XCTFail("expected invalidModelFile, got \(error)")
+      }
+      XCTAssertEqual(path, LocalTestModels.tinyVisionPath)
+      XCTAssertTrue(reason.contains("Failed to load"), reason)
+    }
+  }
 }
