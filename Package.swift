@@ -78,10 +78,22 @@ let package = Package(
       pkgConfig: "llama",
       providers: [.apt(["libllama-dev"]), .brew(["llama.cpp"])]
     ),
+    // llama.cpp's multimodal library, libmtmd, opened at run time (dlopen) and
+    // never linked: a llama.cpp without it (a distribution's) still serves
+    // text, and a projector reports why it cannot load. Its declarations of
+    // libmtmd are checked against mtmd.h by scripts/check-mtmd-declarations.sh.
+    .target(
+      name: "CHybridMTMD",
+      path: "Sources/CHybridMTMD",
+      // dlopen, dlsym, dladdr: in libc from glibc 2.34, in libdl before.
+      linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+    ),
     // `LocalSystemModel`: the runtime, sampler, GGUF checks and chat templates.
     .target(
       name: "HybridInferenceLlama",
-      dependencies: ["CHybridOS", "HybridInferenceCore", "HybridInferenceDownload", "HybridInferenceJinja", "CLlama"],
+      dependencies: [
+        "CHybridOS", "HybridInferenceCore", "HybridInferenceDownload", "HybridInferenceJinja", "CLlama", "CHybridMTMD",
+      ],
       path: "Sources/HybridInferenceLlama"
     ),
     // The products' umbrella modules: re-exports only.

@@ -9,7 +9,7 @@ cd "$HI_SCRIPTS/.."
 bin="$(swift build --show-bin-path "$@")"
 for entry in Fuzz/*.swift; do
   swiftc -typecheck -parse-as-library -package-name HybridInference -I "$bin/Modules" -I Sources/CLlama \
-    -I Sources/CHybridOS/include -Xcc -I"$LLAMA_PREFIX/include" "$entry" \
+    -I Sources/CHybridOS/include -I Sources/CHybridMTMD/include -Xcc -I"$LLAMA_PREFIX/include" "$entry" \
     || hi_die "fuzz entry $entry does not type-check against the library"
 done
 echo "check-fuzz-entries: $(ls Fuzz/*.swift | wc -l) fuzz entries type-check" >&2

@@ -5,6 +5,8 @@
 #     targets on nothing (read from the manifest, not from this script's hopes);
 #     CHybridOS, the C module of OS headers, is allowed to any target and is
 #     not a wall, so it is left out of the table, and itself depends on nothing;
+#     CHybridMTMD, the run-time door to libmtmd, depends on nothing and only the
+#     llama.cpp target uses it;
 #  2. a cloud-only app (Examples/CloudOnlyApp, product HybridInferenceCloud)
 #     builds and runs where pkg-config finds no llama.cpp at all, and its build
 #     never compiled the llama.cpp target.
@@ -19,9 +21,10 @@ HybridInferenceGemini:HybridInferenceCore,HybridInferenceRemote
 HybridInferenceOpenAI:HybridInferenceCore,HybridInferenceRemote
 HybridInferenceJinja:
 HybridInferenceDownload:HybridInferenceCore,HybridInferenceRemote
-HybridInferenceLlama:CLlama,HybridInferenceCore,HybridInferenceDownload,HybridInferenceJinja
+HybridInferenceLlama:CHybridMTMD,CLlama,HybridInferenceCore,HybridInferenceDownload,HybridInferenceJinja
 HybridInferenceCloud:HybridInferenceCore,HybridInferenceGemini,HybridInferenceOpenAI,HybridInferenceRemote
-CHybridOS:'
+CHybridOS:
+CHybridMTMD:'
 actual=$(swift package dump-package | python3 -c '
 import json, sys
 targets = {t["name"]: t for t in json.load(sys.stdin)["targets"]}
@@ -32,6 +35,7 @@ for name in ["HybridInferenceCore", "HybridInferenceRemote", "HybridInferenceGem
              "HybridInferenceCloud"]:
     print(name + ":" + ",".join(d for d in deps(name) if d != "CHybridOS"))
 print("CHybridOS:" + ",".join(deps("CHybridOS")))
+print("CHybridMTMD:" + ",".join(deps("CHybridMTMD")))
 ')
 if [ "$actual" != "$expected" ]; then
   echo "check-walls: the targets' dependencies are not the walls' (Architecture article, \"Modules and walls\"):" >&2

@@ -49,11 +49,11 @@ reexported="$(find "Sources/$module" -maxdepth 1 -name '*.swift' -exec \
 rm -rf "$graphs"
 mkdir -p "$graphs"
 # CLlama's module map and llama.h, as the build passes them, for the modules that import it;
-# CHybridOS's module map is in its include folder.
+# CHybridOS's and CHybridMTMD's module maps are in their include folders.
 cflags=()
 for flag in $(pkg-config --cflags-only-I llama 2>/dev/null); do cflags+=(-Xcc "$flag"); done
 "$extract" -module-name "$module" -target "$triple" \
-    -I "$bin/Modules" -I "$bin" -I Sources/CHybridOS/include \
+    -I "$bin/Modules" -I "$bin" -I Sources/CHybridOS/include -I Sources/CHybridMTMD/include \
     -Xcc "-fmodule-map-file=$PWD/Sources/CLlama/module.modulemap" "${cflags[@]}" \
     -minimum-access-level public \
     ${reexported:+"-experimental-allowed-reexported-modules=$reexported"} \

@@ -53,20 +53,22 @@ MODULES="HybridInferenceCore HybridInferenceRemote HybridInferenceGemini HybridI
 STAMP="$OUT/HybridInference.stamp"
 if [ ! -f "$STAMP" ] || [ -n "$(find Sources \( -name '*.swift' -o -name '*.[ch]' \) -newer "$STAMP" | head -1)" ]; then
   hi_log "fuzz: building the instrumented library (a few minutes the first time)"
-  # The C module of OS headers the Swift modules import (CHybridOS), as a static library.
-  clang -c -O -g -fsanitize=address -I Sources/CHybridOS/include Sources/CHybridOS/CHybridOS.c -o "$OUT/CHybridOS.o"
-  rm -f "$OUT/libCHybridOS.a" && ar rcs "$OUT/libCHybridOS.a" "$OUT/CHybridOS.o"
+  # The C modules the Swift modules import (CHybridOS, CHybridMTMD), as static libraries.
+  for c in CHybridOS CHybridMTMD; do
+    clang -c -O -g -fsanitize=address -I "Sources/$c/include" -I "Sources/$c" "Sources/$c/$c.c" -o "$OUT/$c.o"
+    rm -f "$OUT/lib$c.a" && ar rcs "$OUT/lib$c.a" "$OUT/$c.o"
+  done
   for module in $MODULES; do
     # shellcheck disable=SC2046
     swiftc -emit-library -static -emit-module -parse-as-library -enable-testing -package-name HybridInference \
       -module-name "$module" -O -g -sanitize=fuzzer,address -I "$OUT" \
-      -I Sources/CLlama -I Sources/CHybridOS/include -Xcc -I"$LLAMA_PREFIX/include" \
+      -I Sources/CLlama -I Sources/CHybridOS/include -I Sources/CHybridMTMD/include -Xcc -I"$LLAMA_PREFIX/include" \
       -emit-module-path "$OUT/$module.swiftmodule" -o "$OUT/lib$module.a" \
       $(find "Sources/$module" -name '*.swift' | sort)
   done
   touch "$STAMP"
 fi
-LIBRARIES="$(for module in $MODULES; do echo "-l$module"; done | tac) -lCHybridOS"  # dependents first, for the static link
+LIBRARIES="$(for module in $MODULES; do echo "-l$module"; done | tac) -lCHybridOS -lCHybridMTMD -ldl"  # dependents first, for the static link
 
 for target in $FUZZ_TARGETS; do
   binary="$OUT/fuzz-$target"
@@ -75,7 +77,7 @@ for target in $FUZZ_TARGETS; do
     hi_log "fuzz: linking $target"
     # gold warns once per ASan helper symbol; the warnings go to a log.
     swiftc -parse-as-library -package-name HybridInference -O -g -sanitize=fuzzer,address -I "$OUT" -I Sources/CLlama \
-      -I Sources/CHybridOS/include -Xcc -I"$LLAMA_PREFIX/include" "$source" -L "$OUT" $LIBRARIES \
+      -I Sources/CHybridOS/include -I Sources/CHybridMTMD/include -Xcc -I"$LLAMA_PREFIX/include" "$source" -L "$OUT" $LIBRARIES \
       -L "$LLAMA_PREFIX/lib" -Xlinker -rpath -Xlinker "$LLAMA_PREFIX/lib" -o "$binary" \
       > "$OUT/link-$target.log" 2>&1 || { cat "$OUT/link-$target.log" >&2; exit 1; }
   fi

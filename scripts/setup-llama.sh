@@ -13,6 +13,10 @@
 #      LLAMA_SERVER=ON|OFF (also build llama-server into $LLAMA_PREFIX/bin, default ON: the
 #      OpenAI-compatible backend's tests and benchmarks run against it; a cache made
 #      before it existed gets it added on the next run, its libraries left untouched),
+#      LLAMA_MTMD=ON|OFF (also build libmtmd, llama.cpp's multimodal library, default ON:
+#      lib/libmtmd.so with include/mtmd.h and include/mtmd-helper.h, which the library
+#      opens at run time for images, and bin/llama-mtmd-cli, the tests' reference; a
+#      cache made before it existed gets it added, its libraries left untouched),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
 #      (with the server, scripts/build-chat-parse-reference.sh also builds the thought-parity
 #      tests' reference, bin/chat-parse-reference, from the same source: one compile, ~5 s),
@@ -23,6 +27,7 @@ set -euo pipefail
 LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
 LLAMA_BENCH="${LLAMA_BENCH:-OFF}"
 LLAMA_SERVER="${LLAMA_SERVER:-ON}"
+LLAMA_MTMD="${LLAMA_MTMD:-ON}"
 LLAMA_AMX="${LLAMA_AMX:-OFF}"
 HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
 
@@ -51,6 +56,8 @@ STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_
 # So has llama-bench: `make bench` after `make setup` adds it, and nothing else is rebuilt.
 SERVER_STAMP="$LLAMA_PREFIX/.stamp-server"
 BENCH_STAMP="$LLAMA_PREFIX/.stamp-bench"
+# So has libmtmd (with llama-mtmd-cli): added to a cache made before it, nothing else rebuilt.
+MTMD_STAMP="$LLAMA_PREFIX/.stamp-mtmd"
 need_libs=1
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_WANT" ] \
    && [ -f "$LLAMA_PREFIX/lib/pkgconfig/llama.pc" ] && [ -e "$LLAMA_PREFIX/lib/libllama.so" ]; then
@@ -63,7 +70,12 @@ needs_tool() {
 }
 need_server=0; needs_tool "$LLAMA_SERVER" llama-server "$SERVER_STAMP" && need_server=1
 need_bench=0; needs_tool "$LLAMA_BENCH" llama-bench "$BENCH_STAMP" && need_bench=1
-[ "$need_libs" = 0 ] && [ "$need_server" = 0 ] && [ "$need_bench" = 0 ] && exit 0
+need_mtmd=0; needs_tool "$LLAMA_MTMD" llama-mtmd-cli "$MTMD_STAMP" && need_mtmd=1
+if [ "$LLAMA_MTMD" = ON ] && { [ ! -e "$LLAMA_PREFIX/lib/libmtmd.so" ] || [ ! -f "$LLAMA_PREFIX/include/mtmd.h" ] \
+        || [ ! -f "$LLAMA_PREFIX/include/mtmd-helper.h" ]; }; then
+    need_mtmd=1
+fi
+[ "$need_libs" = 0 ] && [ "$need_server" = 0 ] && [ "$need_bench" = 0 ] && [ "$need_mtmd" = 0 ] && exit 0
 
 # 3. Build.
 "$HI_SCRIPTS/setup-python.sh"
@@ -79,6 +91,8 @@ per=$est; [ "$need_libs" = 1 ] || est=0
 # (llama-bench on top of the libraries' build dir reuses their objects; added alone it builds them.)
 [ "$need_bench" = 1 ] && { [ "$need_libs" = 1 ] && est=$((est + per)) || est=$((est + per + per)); }
 [ "$need_server" = 1 ] && est=$((est + per * 2))  # measured: the server is ~2x the libraries
+# (libmtmd is part of the server's build: after it, only llama-mtmd-cli is left to build.)
+[ "$need_mtmd" = 1 ] && { [ "$need_server" = 1 ] && est=$((est + 1)) || est=$((est + per * 2)); }
 hi_log "building llama.cpp $LLAMA_CPP_PYTHON_VERSION (first run only, ~$est min)..."
 t0=$(date +%s)
 
@@ -159,16 +173,23 @@ run_quiet() {  # run a command, show its output only if it fails
     fi
 }
 
-# The server: its own build dir with common + tools (only the llama-server target), so
-# it can be added to an existing prefix. Only what the libraries' install lacks is
+# The tools' build dir (the server, libmtmd), with common + tools, so that they can be
+# added to an existing prefix; configured the same way by each, so that the second
+# reuses the first's objects (libllama-common, libmtmd).
+TBLD="$WORK/build-tools"
+configure_tools() {
+    run_quiet "$CMAKE" -S "$SRC" -B "$TBLD" --no-warn-unused-cli "${common_flags[@]}" \
+        -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+}
+
+# The server: only the llama-server target. Only what the libraries' install lacks is
 # copied (the binary, libllama-common, libmtmd, the server library); it finds the
 # installed libllama/libggml through its $ORIGIN/../lib rpath: same source, same flags.
 build_server() {
-    local sbld="$WORK/build-server" lib
+    local sbld="$TBLD" lib
     hi_log "building llama-server"
-    run_quiet "$CMAKE" -S "$SRC" -B "$sbld" --no-warn-unused-cli "${common_flags[@]}" \
-        -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
-        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+    configure_tools
     run_build "$CMAKE" --build "$sbld" -j "$JOBS" --target llama-server
     mkdir -p "$LLAMA_PREFIX/bin" "$LLAMA_PREFIX/lib"
     while IFS= read -r lib; do
@@ -187,6 +208,40 @@ build_server() {
     # fatal here (an app's prefix does not need it); scripts/setup.sh retries and fails.
     LLAMA_SRC="$SRC" "$HI_SCRIPTS/build-chat-parse-reference.sh" \
         || hi_log "chat-parse-reference not built: the thought-parity tests will miss it"
+}
+
+# libmtmd, its two public headers and llama-mtmd-cli (the tests' reference), from the
+# tools' build dir. The library opens libmtmd at run time (never linked), so a prefix
+# without it still serves text. Files already in the prefix are replaced by rename, never
+# rewritten in place: a process may have the old libmtmd mapped.
+build_mtmd() {
+    local lib header name
+    hi_log "building libmtmd and llama-mtmd-cli"
+    configure_tools
+    run_build "$CMAKE" --build "$TBLD" -j "$JOBS" --target mtmd llama-mtmd-cli
+    mkdir -p "$LLAMA_PREFIX/bin" "$LLAMA_PREFIX/lib" "$LLAMA_PREFIX/include"
+    while IFS= read -r lib; do
+        name="$(basename "$lib")"
+        if [ -L "$lib" ]; then
+            cp -P "$lib" "$LLAMA_PREFIX/lib/.$name.new"
+        elif [ "$name" = "${name#libllama-common}" ] || [ ! -e "$LLAMA_PREFIX/lib/$name" ]; then
+            cp "$lib" "$LLAMA_PREFIX/lib/.$name.new"
+        else
+            continue  # libllama-common: the server's copy, same source and flags
+        fi
+        mv -f "$LLAMA_PREFIX/lib/.$name.new" "$LLAMA_PREFIX/lib/$name"
+    done < <(find "$TBLD" \( -name 'libmtmd.so*' -o -name 'libllama-common.so*' \) \( -type f -o -type l \))
+    for header in mtmd.h mtmd-helper.h; do
+        cp "$SRC/tools/mtmd/$header" "$LLAMA_PREFIX/include/.$header.new"
+        mv -f "$LLAMA_PREFIX/include/.$header.new" "$LLAMA_PREFIX/include/$header"
+    done
+    cp "$TBLD/bin/llama-mtmd-cli" "$LLAMA_PREFIX/bin/.llama-mtmd-cli.new"
+    mv -f "$LLAMA_PREFIX/bin/.llama-mtmd-cli.new" "$LLAMA_PREFIX/bin/llama-mtmd-cli"
+    if command -v ldd >/dev/null 2>&1; then
+        missing="$(ldd "$LLAMA_PREFIX/bin/llama-mtmd-cli" "$LLAMA_PREFIX/lib/libmtmd.so" 2>&1 | grep 'not found' || true)"
+        [ -z "$missing" ] || hi_die "libmtmd: unresolved libraries: $(echo "$missing" | tr -s ' \t\n' ' ')"
+    fi
+    printf '%s' "$STAMP_WANT" > "$MTMD_STAMP"
 }
 
 # llama-bench: the libraries' build dir (made here when only the bench is added), plus the
@@ -210,6 +265,7 @@ build_bench() {
 if [ "$need_libs" = 0 ]; then
     [ "$need_server" = 1 ] && build_server
     [ "$need_bench" = 1 ] && build_bench
+    [ "$need_mtmd" = 1 ] && build_mtmd
     hi_log "llama.cpp tools added to $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"
     exit 0
 fi
@@ -218,7 +274,7 @@ fi
 run_quiet "$CMAKE" -S "$SRC" -B "$BLD" --no-warn-unused-cli "${common_flags[@]}" \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TOOLS=OFF
 run_build "$CMAKE" --build "$BLD" -j "$JOBS"
-rm -f "$STAMP" "$SERVER_STAMP" "$BENCH_STAMP"
+rm -f "$STAMP" "$SERVER_STAMP" "$BENCH_STAMP" "$MTMD_STAMP"
 case "$LLAMA_PREFIX" in
     "$HI_CACHE"/*) rm -rf "$LLAMA_PREFIX" ;;  # our own cache dir: start clean
 esac
@@ -255,4 +311,5 @@ fi
 printf '%s' "$STAMP_WANT" > "$STAMP"
 [ "$need_bench" = 1 ] && build_bench
 [ "$need_server" = 1 ] && build_server
+[ "$need_mtmd" = 1 ] && build_mtmd
 hi_log "llama.cpp $LLAMA_CPP_PYTHON_VERSION installed in $LLAMA_PREFIX ($(( $(date +%s) - t0 ))s)"

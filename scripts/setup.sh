@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-shot provisioning: Python tools venv, llama.cpp build (and the chat-parse reference),
-# tiny test model, Llama 3 vocabulary.
+# tiny test models (text, and text with a vision projector), Llama 3 vocabulary.
 #   scripts/setup.sh [--default-model]
 # --default-model also fetches SmolLM2-135M-Instruct (~94 MiB). Silent on a full cache hit.
 set -euo pipefail
@@ -20,6 +20,7 @@ done
 # Built with the server; here for a prefix made before it (a no-op when its stamp matches).
 "$HI_SCRIPTS/build-chat-parse-reference.sh"
 "$HI_SCRIPTS/make-tiny-model.sh" >/dev/null
+"$HI_SCRIPTS/make-tiny-vision-model.sh" >/dev/null
 "$HI_SCRIPTS/fetch-vocab.sh" >/dev/null
 if [ "$default_model" = 1 ]; then
     "$HI_SCRIPTS/fetch-default-model.sh" >/dev/null

@@ -65,7 +65,7 @@ public final class LlamaServerProcess: @unchecked Sendable {
   /// `LLAMA_PREFIX` as scripts/common.sh computes it (from the pinned
   /// version, `PREFIX` and the cache folder), read by sourcing it, so the
   /// version is written in one place; nil without bash or the script.
-  static let setUpPrefix: String? = {
+  public static let setUpPrefix: String? = {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent("scripts/common.sh").path
     guard FileManager.default.fileExists(atPath: script) else { return nil }

@@ -20,6 +20,11 @@ enum LocalTestModels {
     environment["HYBRID_TEST_TINY_MODEL"] ?? cache + "/models/tiny-random-llama.gguf"
   }
 
+  /// The tiny random-weight model that reads images, and its projector
+  /// (an `mmproj` of clip type "mlp"), from scripts/make-tiny-vision-model.py.
+  static var tinyVisionPath: String { cache + "/models/tiny-random-llava.gguf" }
+  static var tinyProjectorPath: String { cache + "/models/tiny-random-llava-mmproj.gguf" }
+
   /// SmolLM2-135M-Instruct, from scripts/fetch-default-model.sh.
   static var defaultPath: String {
     DefaultModelLocation.path(environment: environment)
