@@ -79,7 +79,10 @@ extension LocalSystemModel {
   /// the loaded model placed them, else as `offloadPlan` would now, if it
   /// fits the GPU: layers that do not load on the CPU instead);
   /// `Int.max` when that does not fit an `Int`.
-  func requiredMemory(for file: GGUFFile, loaded: LlamaModel?) -> Int {
+  /// `devices` are the registry's unless a test describes others.
+  func requiredMemory(
+    for file: GGUFFile, loaded: LlamaModel?, devices: @autoclosure () -> [ComputeDevice] = DeviceRegistry.devices()
+  ) -> Int {
     let weights = loaded == nil ? file.fileSize : 0
     let total = OffloadPlan.sum([weights, kvCacheBytes(for: file)])
     guard total < Int.max else { return Int.max }
@@ -87,8 +90,12 @@ extension LocalSystemModel {
     if let loaded {
       onGPU = offloadFacts(for: file, devices: []).lastLayers(loaded.offload.layers).context
     } else {
-      let plan = offloadPlan(for: file)
-      onGPU = plan.fitsDevice ? OffloadPlan.sum([plan.deviceWeightBytes, plan.deviceContextBytes]) : 0
+      let plan = OffloadPlan.decide(gpu, facts: offloadFacts(for: file, devices: devices()))
+      // A tied output layer's copy of the token embeddings is on the GPU
+      // beside the ones the CPU keeps: it saves nothing here.
+      let copy = plan.layers > 0 && !file.tensorBytes.hasOutputWeight ? file.tensorBytes.tokenEmbedding : 0
+      let weights = plan.deviceWeightBytes - min(copy, plan.deviceWeightBytes)
+      onGPU = plan.fitsDevice ? OffloadPlan.sum([weights, plan.deviceContextBytes]) : 0
     }
     return total - min(total, onGPU)
   }
