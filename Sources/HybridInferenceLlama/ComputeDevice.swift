@@ -28,19 +28,11 @@ public struct ComputeDevice: Sendable, Hashable, CustomStringConvertible {
   public let name: String
   /// The backend's description: the processor's or the card's model name.
   public let description: String
+  /// CPU, GPU, integrated GPU or accelerator: only the two GPU kinds hold layers.
   public let kind: Kind
   /// The device's memory in bytes; nil when the backend does not say.
   public let memoryBytes: Int?
   /// The part of it free when the registry was read; nil when the backend
   /// does not say.
   public let freeMemoryBytes: Int?
-
-  /// A device as a registry reports it, or as a test describes one.
-  init(name: String, description: String, kind: Kind, memoryBytes: Int?, freeMemoryBytes: Int?) {
-    self.name = name
-    self.description = description
-    self.kind = kind
-    self.memoryBytes = memoryBytes
-    self.freeMemoryBytes = freeMemoryBytes
-  }
 }
