@@ -120,8 +120,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// Names the model file.
   public var description: String { "LocalSystemModel(\(source.map(String.init(describing:)) ?? modelPath))" }
 
-  /// Whether the model can run here. Costs a `stat` of the file once the file
-  /// has been checked; never loads the model.
+  /// Whether the model can run here: `.deviceNotEligible` when the CPU
+  /// lacks what the build needs, or the model needs more memory than the
+  /// process can get, less what goes to a GPU (`gpu`). Costs a `stat` of
+  /// the file once the file has been checked, and a read of the devices'
+  /// free memory; never loads the model.
   public var availability: Availability {
     if isSwitchedOff { return .unavailable(.localInferenceNotEnabled) }
     guard case .success(let file) = location.check() else { return .unavailable(.modelNotReady) }

@@ -131,3 +131,25 @@ final class GPUOffloadTests: XCTestCase {
     XCTAssertLessThanOrEqual(total, file.fileSize)
   }
 }
+
+/// A GPU that fails at load leaves the model on the CPU: here, a device the
+/// registry does not have, which fails the load the way a GPU out of memory does.
+final class GPUOffloadFallbackTests: XCTestCase {
+  func testALoadThatFailsOnTheGPU_isTriedAgainOnTheCPU_andSaysWhy() throws {
+    let path = try LocalTestModels.require(LocalTestModels.tinyPath)
+    let file = try GGUFFile.read(path: path)
+    let logs = LogRecorder()
+    LocalSystemModel.setLlamaLogHandler(logs.handler)
+    defer { LocalSystemModel.setLlamaLogHandler(.silent) }
+    var options = LlamaModel.LoadOptions(gpu: .layers(3))
+    options.offload = OffloadPlan(placement: .gpu(device: "Vulkan9", layers: 3), totalLayers: 3, reason: "a test")
+    let model = try LlamaModel(path: path, file: file, options: options, progress: nil)
+    XCTAssertEqual(model.offload.layers, 0)
+    XCTAssertEqual(model.offload.deviceName, "CPU")
+    XCTAssertEqual(model.offload.totalLayers, 3)
+    XCTAssertFalse(try model.tokenize("Hi", addSpecial: true, parseSpecial: true).isEmpty, "the model works")
+    let warning = try XCTUnwrap(logs.records.first { $0.level == .warning && $0.category == .local })
+    XCTAssertTrue(warning.message.contains("Vulkan9 could not load 3 layers; loading on the CPU"), warning.message)
+    XCTAssertTrue(logs.records.contains { $0.level == .info && $0.message.hasPrefix("GPU offload: CPU") })
+  }
+}
