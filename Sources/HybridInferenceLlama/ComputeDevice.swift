@@ -1,7 +1,7 @@
 /// A device the linked llama.cpp can compute on: the CPU, and each GPU or
 /// accelerator of the backends it was built with, as ggml's device registry
 /// lists them (`LocalSystemModel.computeDevices`).
-public struct ComputeDevice: Sendable, Hashable, CustomStringConvertible {
+public struct ComputeDevice: Sendable, Hashable {
   /// What kind of device it is.
   public struct Kind: Sendable, Hashable, CustomStringConvertible {
     let name: String
@@ -26,7 +26,7 @@ public struct ComputeDevice: Sendable, Hashable, CustomStringConvertible {
   /// The backend's name for the device (`CPU`, `CUDA0`, `Vulkan0`, `Metal`):
   /// what the log and `OffloadDecision.deviceName` call it.
   public let name: String
-  /// The backend's description: the processor's or the card's model name.
+  /// The backend's description of it: the processor's or the card's model name.
   public let description: String
   /// CPU, GPU, integrated GPU or accelerator: only the two GPU kinds hold layers.
   public let kind: Kind

@@ -94,8 +94,8 @@ extension LocalSystemModel {
       // A tied output layer's copy of the token embeddings is on the GPU
       // beside the ones the CPU keeps: it saves nothing here.
       let copy = plan.layers > 0 && !file.tensorBytes.hasOutputWeight ? file.tensorBytes.tokenEmbedding : 0
-      let weights = plan.deviceWeightBytes - min(copy, plan.deviceWeightBytes)
-      onGPU = plan.fitsDevice ? OffloadPlan.sum([weights, plan.deviceContextBytes]) : 0
+      let moved = plan.deviceWeightBytes - min(copy, plan.deviceWeightBytes)
+      onGPU = plan.fitsDevice ? OffloadPlan.sum([moved, plan.deviceContextBytes]) : 0
     }
     return total - min(total, onGPU)
   }

@@ -71,6 +71,9 @@ final class GPUOffloadTests: XCTestCase {
         XCTAssertEqual(decision.layers, 0, "\(gpu)")
         XCTAssertEqual(decision.deviceName, "CPU")
         XCTAssertEqual(decision.deviceBytes, 0)
+      } else if gpu == .layers(3) {
+        XCTAssertEqual(decision.layers, min(3, blocks + 1), "asked for, on a build with a GPU")
+        XCTAssertNotEqual(decision.deviceName, "CPU")
       }
     }
     let lines = logs.records.filter { $0.message.hasPrefix("GPU offload: ") }
