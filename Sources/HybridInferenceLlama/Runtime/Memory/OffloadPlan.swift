@@ -91,9 +91,10 @@ struct OffloadPlan: Equatable, Sendable {
 
   /// The GPU `.automatic` and `.layers` use: a discrete one if the registry
   /// has one, else an integrated one (llama.cpp prefers them in that order),
-  /// the one with the most free memory among them; a device that does not
-  /// report its memory is never chosen (nor does llama.cpp's `--fit` use it).
-  /// Ties go to the first listed, as llama.cpp numbers its devices.
+  /// the one with the most free memory among them. A device that reports no
+  /// free memory is never chosen, as llama.cpp's `--fit` leaves one that
+  /// reports none unused. Ties go to the first listed, as llama.cpp numbers
+  /// its devices.
   static func chosenDevice(among devices: [ComputeDevice]) -> ComputeDevice? {
     let usable = devices.filter { $0.kind.holdsLayers && ($0.freeMemoryBytes ?? 0) > 0 }
     let discrete = usable.filter { $0.kind == .gpu }
