@@ -26,6 +26,11 @@ public func fuzzGGUF(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     if file.fileSize != count { fatalError("fileSize \(file.fileSize) for a \(count)-byte file") }
     _ = file.kvBytesPerToken
     _ = file.name
+    // The offload plan reads its sizes from the same header (tensor table,
+    // block count, heads, vocabulary): its sums and products saturate.
+    let model = LocalSystemModel(modelPath: FuzzGGUFFile.url.path)
+    _ = OffloadPlan.decide(.automatic, facts: model.offloadFacts(for: file, devices: FuzzGGUFFile.devices))
+    _ = model.requiredMemory(for: file, loaded: nil, devices: FuzzGGUFFile.devices)
   }
   return 0
 }
@@ -36,4 +41,10 @@ enum FuzzGGUFFile {
     let folder = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
     return URL(fileURLWithPath: folder).appendingPathComponent("fuzz-gguf-\(getpid()).gguf")
   }()
+
+  /// A CPU and a GPU with 8 GiB free, for the offload plan.
+  static let devices = [
+    ComputeDevice(name: "CPU", description: "", kind: .cpu, memoryBytes: 1 << 34, freeMemoryBytes: 1 << 33),
+    ComputeDevice(name: "GPU0", description: "", kind: .gpu, memoryBytes: 1 << 34, freeMemoryBytes: 1 << 33),
+  ]
 }

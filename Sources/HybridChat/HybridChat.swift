@@ -26,6 +26,10 @@ enum HybridChat {
       case .version:
         terminal.write(HelpText.versionLine + "\n")
         return 0
+      case .devices:
+        LocalSystemModel.setLlamaLogHandler(.silent)
+        terminal.write(DeviceListing.text(for: LocalSystemModel.computeDevices))
+        return 0
       case .chat(let options):
         return try await chat(options, terminal: terminal)
       }

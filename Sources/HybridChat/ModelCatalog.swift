@@ -19,16 +19,7 @@ struct ModelCatalog: Sendable {
   private let options: ChatOptions
 
   init(options: ChatOptions, logHandler: LogHandler) {
-    switch options.model {
-    case .path(let path):
-      local = LocalSystemModel(modelPath: path)
-    case .source(let source, _):
-      // The store's directory and the hub's settings come from the
-      // environment (HYBRID_INFERENCE_MODELS, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN).
-      local = LocalSystemModel(source: source, store: .default)
-    case nil:
-      local = LocalSystemModel.default
-    }
+    local = options.localModel
     explicitModelPath = options.model != nil
     self.options = options
     cloud = CloudModelFactory.make(options: options, logHandler: logHandler)

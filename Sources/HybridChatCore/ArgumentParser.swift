@@ -11,6 +11,8 @@ public enum Command: Sendable, Hashable {
   case help
   /// `--version`: print the version.
   case version
+  /// `--devices`: list the devices llama.cpp can compute on.
+  case devices
   /// Answer a prompt, or chat.
   case chat(ChatOptions)
 }
@@ -46,6 +48,7 @@ public enum ArgumentParser {
       switch flag {
       case .help: return .help
       case .version: return .version
+      case .devices: return .devices
       default: break
       }
       guard flag.takesValue else {
@@ -94,7 +97,7 @@ extension Flag {
   func apply(_ value: String?, to options: inout ChatOptions) throws(CommandError) {
     let value = value ?? ""
     switch self {
-    case .help, .version:
+    case .help, .version, .devices:
       break
     case .noStream:
       options.noStream = true
@@ -117,6 +120,8 @@ extension Flag {
       options.mode = mode
     case .model:
       options.model = try ModelArgument(parsing: nonEmpty(value))
+    case .gpu:
+      options.gpu = try GPUArgument.parse(value)
     case .cloudModel:
       options.cloudModel = try nonEmpty(value)
     case .server:

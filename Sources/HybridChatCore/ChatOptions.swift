@@ -16,6 +16,8 @@ public struct ChatOptions: Sendable, Hashable {
   /// `--model`: the GGUF file, or where to download it; nil means the
   /// library's default model.
   public var model: ModelArgument?
+  /// `--gpu`: how many of the on-device model's layers go to a GPU.
+  public var gpu = GPUOffload.automatic
   /// `--cloud-model`.
   public var cloudModel: String
   /// `--server`: the API root of an OpenAI-compatible server

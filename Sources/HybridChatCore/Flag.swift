@@ -4,10 +4,10 @@
 ///
 /// The cases are in the order the help lists them.
 enum Flag: CaseIterable {
-  case mode, model, cloudModel, vertexProject, vertexLocation, server, serverModel, system, image, tool
+  case mode, model, gpu, cloudModel, vertexProject, vertexLocation, server, serverModel, system, image, tool
   case temperature, topP, topK, seed, maxTokens, reasoning, thinking, hideThoughts
   case fallbackOn, hedgeAfter, continueInterrupted
-  case noStream, json, help, version
+  case noStream, json, devices, help, version
 
   /// The flag as written, `--name`.
   var spelling: String {
@@ -16,6 +16,8 @@ enum Flag: CaseIterable {
     case .version: "--version"
     case .mode: "--mode"
     case .model: "--model"
+    case .gpu: "--gpu"
+    case .devices: "--devices"
     case .cloudModel: "--cloud-model"
     case .server: "--server"
     case .serverModel: "--server-model"
@@ -49,7 +51,8 @@ enum Flag: CaseIterable {
   /// flag that takes none.
   var valueName: String? {
     switch self {
-    case .help, .version, .noStream, .json, .continueInterrupted, .hideThoughts: nil
+    case .help, .version, .devices, .noStream, .json, .continueInterrupted, .hideThoughts: nil
+    case .gpu: "G"
     case .mode: "MODE"
     case .model: "MODEL"
     case .cloudModel, .serverModel, .tool: "NAME"
@@ -90,6 +93,13 @@ enum Flag: CaseIterable {
         "resumes. Default: HYBRID_LOCAL_MODEL, else SmolLM2-135M-Instruct",
         "from `make setup`",
       ]
+    case .gpu:
+      [
+        "the on-device model's layers on a GPU, where the linked",
+        "llama.cpp has one: auto (every layer that fits its free",
+        "memory; the default) | none | N (N layers)",
+      ]
+    case .devices: ["list the devices llama.cpp can compute on, and exit"]
     case .cloudModel: ["the Gemini model (default: \(ChatOptions.defaultCloudModel))"]
     case .server:
       [

@@ -5,6 +5,18 @@ import HybridInferenceOpenAI
 import HybridInferenceRemote
 
 extension ChatOptions {
+  /// The on-device model: `--model` (a path, else a file to download, else
+  /// the library's default model) with `--gpu`. The store's directory and
+  /// the hub's settings of a download come from the environment
+  /// (HYBRID_INFERENCE_MODELS, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN).
+  public var localModel: LocalSystemModel {
+    switch model {
+    case .path(let path): LocalSystemModel(modelPath: path, gpu: gpu)
+    case .source(let source, _): LocalSystemModel(source: source, store: .default, gpu: gpu)
+    case nil: gpu == .automatic ? .default : LocalSystemModel(modelPath: LocalSystemModel.default.modelPath, gpu: gpu)
+    }
+  }
+
   /// The sampling settings for both models, each in its own vocabulary.
   ///
   /// The cloud takes every flag as the REST field of the same meaning. The

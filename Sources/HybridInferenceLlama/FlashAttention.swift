@@ -39,8 +39,8 @@ public enum FlashAttention: Sendable, Hashable, CustomStringConvertible {
   /// has one step's attention alone timed instead (a graph of its layers'
   /// attention, which costs the same whatever the weights), the faster total
   /// winning; when attention alone is within 3%, or nothing can be measured, a rule
-  /// decides: on for attention heads 128 or more wide, off below. On a GPU
-  /// backend, llama.cpp's own choice
+  /// decides: on for attention heads 128 or more wide, off below. Where
+  /// layers go to a GPU (`GPUOffload`), llama.cpp's own choice
   /// stands. The decision and the times behind it are logged at `.info` to
   /// the handler of `LocalSystemModel.setLlamaLogHandler(_:)`.
   case automatic

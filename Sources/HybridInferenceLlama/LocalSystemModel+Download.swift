@@ -26,7 +26,8 @@ extension LocalSystemModel {
     source: ModelSource, projector: ModelSource? = nil, store: ModelStore = .default, contextSize: Int? = nil,
     threads: Int? = nil,
     batchSize: Int = 512, parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
-    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic
+    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic,
+    gpu: GPUOffload = .automatic
   ) {
     let download = ModelDownload(source: source, store: store) { path in _ = try GGUFFile.read(path: path) }
     let projectorDownload = projector.map { ModelDownload(source: $0, store: store, check: Self.checkProjector) }
@@ -35,7 +36,7 @@ extension LocalSystemModel {
       threads: threads,
       batchSize: batchSize, parallelRequests: parallelRequests, isEnabled: isEnabled,
       allowsGenericToolFormat: allowsGenericToolFormat, promptCache: promptCache, flashAttention: flashAttention,
-      memory: memory)
+      memory: memory, gpu: gpu)
   }
 
   /// Fetches the model's file: resumes what an earlier download left,

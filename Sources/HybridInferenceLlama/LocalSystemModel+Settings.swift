@@ -17,6 +17,9 @@ import HybridInferenceJinja
 ///   a batch is allocated up front, so a larger one would only cost memory).
 /// - `threads` is clamped to 512, ggml's `GGML_MAX_N_THREADS`;
 ///   `parallelRequests` to 64.
+/// - `gpu: .layers(n)` with `n` below zero makes every request (and
+///   `prepare()`) throw `invalidOptions`; above the model's layer count, it
+///   is clamped to it.
 extension LocalSystemModel {
   /// The most tokens of context one sequence gets: 2^24.
   public static let maximumContextSize = 1 << 24
@@ -33,6 +36,9 @@ extension LocalSystemModel {
     ]
     for case (let name, let value?) in counts where value <= 0 {
       throw .invalidOptions("LocalSystemModel.\(name) must be > 0, got \(value)")
+    }
+    if case .layers(let layers) = gpu.request, layers < 0 {
+      throw .invalidOptions("LocalSystemModel.gpu layers must be >= 0, got \(layers)")
     }
   }
 
@@ -56,8 +62,7 @@ extension LocalSystemModel {
     let decision = await AttentionChoice.decide(
       flashAttention,
       facts: AttentionChoice.Facts(
-        headSize: model.attentionHeadSize, offloadsToGPU: LlamaBackend.inFlight.tracked { llama_supports_gpu_offload() }
-      )
+        headSize: model.attentionHeadSize, offloadsToGPU: model.offload.isOffloaded)
     ) {
       await AttentionChoice.calibrated(
         model: model, threads: threads, contextSize: contextSize, batchSize: batch, directory: directory,
@@ -68,16 +73,38 @@ extension LocalSystemModel {
       flashAttention: decision, memory: memory)
   }
 
-  /// Memory the model needs: the weights unless already loaded, plus the KV
-  /// cache of every sequence the context may grow to; `Int.max` when that
-  /// does not fit an `Int`.
-  func requiredMemory(for file: GGUFFile, loaded: Bool) -> Int {
-    let weights = loaded ? 0 : file.fileSize
+  /// Memory of this process the model needs: the weights unless already
+  /// loaded, plus the KV cache of every sequence the context may grow to,
+  /// less what goes to a GPU (the offloaded layers' weights and cache, as
+  /// the loaded model placed them, else as `offloadPlan` would now, if it
+  /// fits the GPU: layers that do not load on the CPU instead);
+  /// `Int.max` when that does not fit an `Int`.
+  /// `devices` are the registry's unless a test describes others.
+  func requiredMemory(
+    for file: GGUFFile, loaded: LlamaModel?, devices: @autoclosure () -> [ComputeDevice] = DeviceRegistry.devices()
+  ) -> Int {
+    let weights = loaded == nil ? file.fileSize : 0
+    let total = OffloadPlan.sum([weights, kvCacheBytes(for: file)])
+    guard total < Int.max else { return Int.max }
+    let onGPU: Int
+    if let loaded {
+      onGPU = offloadFacts(for: file, devices: []).lastLayers(loaded.offload.layers).context
+    } else {
+      let plan = OffloadPlan.decide(gpu, facts: offloadFacts(for: file, devices: devices()))
+      // A tied output layer's copy of the token embeddings is on the GPU
+      // beside the ones the CPU keeps: it saves nothing here.
+      let copy = plan.layers > 0 && !file.tensorBytes.hasOutputWeight ? file.tensorBytes.tokenEmbedding : 0
+      let moved = plan.deviceWeightBytes - min(copy, plan.deviceWeightBytes)
+      onGPU = plan.fitsDevice ? OffloadPlan.sum([moved, plan.deviceContextBytes]) : 0
+    }
+    return total - min(total, onGPU)
+  }
+
+  /// The KV cache of every sequence the context may grow to, from the
+  /// file's header; `Int.max` when that does not fit an `Int`.
+  func kvCacheBytes(for file: GGUFFile) -> Int {
     let window = effectiveContextSize(trainedContextLength: file.architectureInteger("context_length"))
-    let tokens = window * sequenceCount
-    let (cache, overflow) = (file.kvBytesPerToken ?? 0).multipliedReportingOverflow(by: tokens)
-    let (total, overflowed) = weights.addingReportingOverflow(cache)
-    return overflow || overflowed ? Int.max : total
+    return OffloadPlan.product([file.kvBytesPerToken ?? 0, window, sequenceCount])
   }
 
   /// The sequences the context may grow to (the initializer has already

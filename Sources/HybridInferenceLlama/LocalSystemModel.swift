@@ -63,6 +63,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// moves them onto 2 MiB pages where the kernel allows and the model takes
   /// at most a quarter of memory (`ModelMemory`).
   public let memory: ModelMemory
+  /// How many layers go to a GPU: `.automatic` puts there every layer that
+  /// fits its free memory, else as many as fit (`GPUOffload`). What it came
+  /// to is `offload`, once the model is loaded.
+  public let gpu: GPUOffload
 
   /// Where the file is, and the verdict on it.
   let location: ModelFileLocation
@@ -74,26 +78,30 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// prompt starts with it (`PromptCache`). `flashAttention` forces llama.cpp's
   /// fused attention kernel on or off; `.automatic` picks the faster one for
   /// the model on this backend. `memory` chooses between the weights mapped
-  /// from the file and read in on 2 MiB pages (`ModelMemory`).
+  /// from the file and read in on 2 MiB pages (`ModelMemory`). `gpu` says
+  /// how many layers go to a GPU, where the linked llama.cpp has one
+  /// (`GPUOffload`, `computeDevices`).
   public init(
     modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
     parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
-    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic
+    promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic,
+    gpu: GPUOffload = .automatic
   ) {
     self.init(
       location: ModelFileLocation(path: modelPath), contextSize: contextSize, threads: threads, batchSize: batchSize,
       parallelRequests: parallelRequests, isEnabled: isEnabled, allowsGenericToolFormat: allowsGenericToolFormat,
-      promptCache: promptCache, flashAttention: flashAttention, memory: memory)
+      promptCache: promptCache, flashAttention: flashAttention, memory: memory, gpu: gpu)
   }
 
   /// The one initializer the public ones share.
   init(
     location: ModelFileLocation, contextSize: Int?, threads: Int?, batchSize: Int, parallelRequests: Int,
     isEnabled: Bool, allowsGenericToolFormat: Bool, promptCache: PromptCache?, flashAttention: FlashAttention,
-    memory: ModelMemory
+    memory: ModelMemory, gpu: GPUOffload
   ) {
     self.location = location
     self.memory = memory
+    self.gpu = gpu
     self.allowsGenericToolFormat = allowsGenericToolFormat
     self.promptCache = promptCache
     self.flashAttention = flashAttention
@@ -112,14 +120,17 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// Names the model file.
   public var description: String { "LocalSystemModel(\(source.map(String.init(describing:)) ?? modelPath))" }
 
-  /// Whether the model can run here. Costs a `stat` of the file once the file
-  /// has been checked; never loads the model.
+  /// Whether the model can run here: `.deviceNotEligible` when the CPU
+  /// lacks what the build needs, or the model needs more memory than the
+  /// process can get, less what goes to a GPU (`gpu`). Costs a `stat` of
+  /// the file once the file has been checked, and a read of the devices'
+  /// free memory; never loads the model.
   public var availability: Availability {
     if isSwitchedOff { return .unavailable(.localInferenceNotEnabled) }
     guard case .success(let file) = location.check() else { return .unavailable(.modelNotReady) }
     if !DeviceEligibility.missingCPUFeatures.isEmpty { return .unavailable(.deviceNotEligible) }
     if let available = DeviceEligibility.availableMemory(),
-      requiredMemory(for: file, loaded: handle.model != nil) > available
+      requiredMemory(for: file, loaded: handle.model) > available
     {
       return .unavailable(.deviceNotEligible)
     }
@@ -275,6 +286,11 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// This model value's context once a request has made it (for tests).
   var batchedContext: BatchedContext? { handle.existingContext }
 
+  /// Where the loaded model's layers are: the GPU, how many of its layers,
+  /// and the bytes they take there (`OffloadDecision`); nil until the model
+  /// is loaded (`prepare()` or the first request). Never loads the model.
+  public var offload: OffloadDecision? { handle.model?.offload }
+
   /// Whether this model value has loaded its file (for tests).
   var hasLoadedModel: Bool { handle.model != nil }
 
@@ -287,9 +303,12 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: .localInferenceNotEnabled)
     }
     let file = try location.check().get()
-    let plan = MemoryPlan.decide(memory, facts: .current(fileSize: file.fileSize))
+    let offload = offloadPlan(for: file)
+    let plan = MemoryPlan.decide(memory, facts: .current(fileSize: file.fileSize, offloadsToGPU: offload.layers > 0))
     let model = try await LlamaModelStore.shared.model(
-      at: location.path ?? "", file: file, weightsInMemory: plan.weightsInMemory, progress: progress)
+      at: location.path ?? "", file: file,
+      load: LlamaModel.LoadOptions(weightsInMemory: plan.weightsInMemory, gpu: gpu, offload: offload),
+      progress: progress)
     handle.model = model
     progress?(1)
     return model

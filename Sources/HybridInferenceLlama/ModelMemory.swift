@@ -33,7 +33,7 @@ public enum ModelMemory: Sendable, Hashable, CustomStringConvertible {
   /// the file, and moved onto 2 MiB pages with the KV cache. That memory is not shared with the
   /// page cache or other processes, and the kernel cannot drop it under
   /// pressure. The same as `.mapped` when the kernel does not collapse pages
-  /// on request, and for a llama.cpp built for a GPU.
+  /// on request, and where layers go to a GPU (`GPUOffload`).
   case hugePages
   /// llama.cpp's default: the weights mapped from the file, weights and KV
   /// cache on 4 KiB pages, and nothing asked of the kernel.

@@ -8,8 +8,8 @@ import XCTest
 /// The download part of the fourth contract snippet, byte for byte: it compiles as
 /// written and runs against the loopback hub (`HF_ENDPOINT`, `HF_HUB_CACHE` pointed at
 /// it and at a temporary cache for the test), which serves the tiny test model under the
-/// snippet's repository name. The rest of the snippet (thinking, images, the GPU) comes
-/// with the parts that build it.
+/// snippet's repository name. Its GPU part compiles and runs as written too. The rest of
+/// the snippet (thinking, images) comes with the parts that build it.
 final class FourthContractSnippetTests: XCTestCase {
   func testTheDownloadPartCompilesFetchesVerifiesAndPrepares() async throws {
     let server = try DownloadTestBed.server()
@@ -29,6 +29,27 @@ final class FourthContractSnippetTests: XCTestCase {
     XCTAssertTrue(fetched.modelPath.hasPrefix(cache.path + "/models--HuggingFaceTB--SmolLM2-360M-Instruct-GGUF/snapshots/"))
     XCTAssertEqual(pinned.availability, .unavailable(.modelNotReady))
   }
+}
+
+extension FourthContractSnippetTests {
+  func testTheGPUPartCompilesAndListsTheDevices() throws {
+    let onGPU = fourthSnippetGPUPart()
+    XCTAssertEqual(onGPU.gpu, .automatic)
+    XCTAssertEqual(onGPU.availability, .unavailable(.modelNotReady), "no file at the snippet's path")
+    XCTAssertTrue(LocalSystemModel.computeDevices.contains { $0.kind == .cpu })
+    XCTAssertEqual([GPUOffload.none, .layers(20)].map(\.description), ["none", "layers(20)"])
+  }
+}
+
+private func fourthSnippetGPUPart() -> LocalSystemModel {
+  // ---- the fourth contract snippet's GPU part, verbatim ----
+
+  // The GPU, where the llama.cpp in use has a GPU backend (Vulkan, CUDA, Metal).
+  let onGPU = LocalSystemModel(modelPath: "/models/m.gguf", gpu: .automatic)   // .none, .layers(20)
+  for device in LocalSystemModel.computeDevices { print(device.name, device.kind, device.memoryBytes ?? 0) }
+
+  // ---- end of the snippet's GPU part ----
+  return onGPU
 }
 
 private func fourthSnippetDownloadPart() async throws -> (LocalSystemModel, LocalSystemModel) {

@@ -19,6 +19,8 @@ struct GGUFFile: Sendable, Equatable {
   var metadata: [String: GGUFValue]
   /// Each tensor's dimensions, `ne[0]` first, as llama.cpp sees them.
   var tensorShapes: [String: [Int]] = [:]
+  /// The weights' bytes by layer, for `OffloadPlan`.
+  var tensorBytes = GGUFTensorBytes()
   /// The file that was read: the loader checks that it still is the file
   /// the path names before llama.cpp sees it.
   var identity: FileIdentity

@@ -60,10 +60,12 @@ struct GGUFParser {
     }
     var tensorEnds: [(name: String, offset: Int, size: Int)] = []
     var tensorShapes: [String: [Int]] = [:]
+    var tensorBytes = GGUFTensorBytes()
     for _ in 0..<tensorCount {
       let tensor = try readTensorInfo(alignment: alignment)
       tensorEnds.append((tensor.name, tensor.offset, tensor.size))
       tensorShapes[tensor.name] = tensor.shape
+      tensorBytes.add(name: tensor.name, bytes: tensor.size)
     }
     // The data starts at the next multiple of the alignment (a power of two
     // up to 2^62, so the sum can overflow only past the end of any file).
@@ -81,7 +83,8 @@ struct GGUFParser {
       }
     }
     return GGUFFile(
-      version: version, tensorCount: tensorCount, metadata: metadata, tensorShapes: tensorShapes, identity: identity)
+      version: version, tensorCount: tensorCount, metadata: metadata, tensorShapes: tensorShapes,
+      tensorBytes: tensorBytes, identity: identity)
   }
 
   private mutating func readTensorInfo(alignment: Int) throws(Failure) -> (

@@ -21,6 +21,9 @@ import HybridInferenceCore
 /// - The llama.cpp build: its system-info line and the size and time of the
 ///   library file that holds `llama_decode` (found with `dladdr`), since the
 ///   state's layout and numerics are the build's.
+/// - Where the model's layers are (`OffloadDecision`: the device and how
+///   many layers): a GPU computes the same cells with other kernels, so a
+///   state saved on one backend is not loaded into another.
 /// - The context's KV cache types and flash-attention setting, which change
 ///   what the cells hold. (A context that switches setting at a crossing
 ///   looks up both of its settings' keys, rewriting the other's states:
@@ -28,10 +31,13 @@ import HybridInferenceCore
 struct PromptCacheKey: Sendable, Equatable {
   let hash: UInt64
 
-  init(model: ModelFingerprint, typeK: ggml_type, typeV: ggml_type, flashAttention: llama_flash_attn_type) {
+  init(
+    model: ModelFingerprint, offload: OffloadDecision, typeK: ggml_type, typeV: ggml_type,
+    flashAttention: llama_flash_attn_type
+  ) {
     let text = [
       "format \(PromptCacheFile.version)", "model \(model.description)", "build \(Self.build)",
-      "kv \(typeK.rawValue) \(typeV.rawValue)", "flash \(flashAttention.rawValue)",
+      "offload \(offload.cacheKeyText)", "kv \(typeK.rawValue) \(typeV.rawValue)", "flash \(flashAttention.rawValue)",
     ].joined(separator: "\n")
     hash = Checksum64.of(Array(text.utf8))
   }
@@ -39,9 +45,10 @@ struct PromptCacheKey: Sendable, Equatable {
   /// The key of a context made from `llama_context_default_params()`'s KV
   /// types and the decided attention setting, as `BatchedContext.makeContext`
   /// makes them.
-  init(model: ModelFingerprint, flashAttention: llama_flash_attn_type) {
+  init(model: ModelFingerprint, offload: OffloadDecision, flashAttention: llama_flash_attn_type) {
     let params = llama_context_default_params()
-    self.init(model: model, typeK: params.type_k, typeV: params.type_v, flashAttention: flashAttention)
+    self.init(
+      model: model, offload: offload, typeK: params.type_k, typeV: params.type_v, flashAttention: flashAttention)
   }
 
   /// The linked llama.cpp, read once (also in `AttentionCalibrationStore.Key`).

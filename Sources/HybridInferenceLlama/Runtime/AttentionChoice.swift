@@ -27,7 +27,7 @@ enum AttentionChoice {
     /// Width of one attention head (GGUF `attention.key_length`, else
     /// embedding / heads); nil when the file does not say.
     var headSize: Int?
-    /// Whether llama.cpp runs the model on a GPU (or other accelerator).
+    /// Whether any of the model's layers are on a GPU (`OffloadDecision`).
     var offloadsToGPU: Bool
   }
 

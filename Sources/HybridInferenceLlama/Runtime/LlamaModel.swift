@@ -26,6 +26,9 @@ final class LlamaModel: @unchecked Sendable {
   let vocab: OpaquePointer
   /// Read into the process rather than mapped from the file (`MemoryPlan`).
   let weightsInMemory: Bool
+  /// Where its layers went (`OffloadPlan`): the plan, or the CPU when the
+  /// plan's GPU could not load them.
+  let offload: OffloadDecision
   /// The weights' buffers already moved to 2 MiB pages (`HugePageMove`).
   let weightPages = WeightPages()
   /// The one lazily built piece of state, behind its own lock.
@@ -38,10 +41,13 @@ final class LlamaModel: @unchecked Sendable {
   /// the path after the check is never what llama.cpp reads.
   ///
   /// With `weightsInMemory`, llama.cpp reads the weights into memory of the
-  /// process's own instead of mapping the file (`MemoryPlan`).
+  /// process's own instead of mapping the file (`MemoryPlan`); the layers
+  /// go where `offload` says (`OffloadPlan`), and to the CPU when that GPU
+  /// cannot load them.
   init(
-    path: String, file: GGUFFile, weightsInMemory: Bool = false, progress: (@Sendable (Double) -> Void)?
+    path: String, file: GGUFFile, options: LoadOptions = .init(), progress: (@Sendable (Double) -> Void)?
   ) throws(HybridInferenceError) {
+    let weightsInMemory = options.weightsInMemory
     let opened: OpenModelFile
     do {
       opened = try OpenModelFile(path: path)
@@ -68,9 +74,11 @@ final class LlamaModel: @unchecked Sendable {
     LlamaBackend.inFlight.enter()
     // Without /proc (not Linux), the path itself, just compared.
     let loadPath = opened.stablePath ?? path
-    let loaded = withExtendedLifetime((progressBox, opened)) { llama_model_load_from_file(loadPath, params) }
+    let (found, placed) = withExtendedLifetime((progressBox, opened)) {
+      Self.load(loadPath, params: params, plan: options.offload)
+    }
     LlamaBackend.inFlight.leave()
-    guard let loaded else {
+    guard let loaded = found else {
       throw .invalidModelFile(path: path, reason: "llama.cpp could not load it")
     }
     guard let vocab = llama_model_get_vocab(loaded) else {
@@ -79,6 +87,7 @@ final class LlamaModel: @unchecked Sendable {
     }
     self.path = path
     self.weightsInMemory = weightsInMemory
+    self.offload = OffloadDecision(placed)
     self.fingerprint = ModelFingerprint(path: path, identity: opened.identity, descriptor: opened.descriptor)
     self.pointer = loaded
     self.vocab = vocab

@@ -18,15 +18,19 @@ import HybridInferenceJinja
 final class LlamaModelStore: Sendable {
   static let shared = LlamaModelStore()
 
-  typealias Loader = @Sendable (String, GGUFFile, Bool, (@Sendable (Double) -> Void)?) async throws -> LlamaModel
+  typealias Loader =
+    @Sendable (String, GGUFFile, LlamaModel.LoadOptions, (@Sendable (Double) -> Void)?) async throws -> LlamaModel
 
   /// One model file: its resolved path and the identity that was checked,
-  /// and whether its weights are read in or mapped (`MemoryPlan`): the two
-  /// are different loads.
+  /// whether its weights are read in or mapped (`MemoryPlan`), and the GPU
+  /// offload asked for (`GPUOffload`): each is a different load. The offload
+  /// asked for, not what it came to: that depends on the GPU's free memory
+  /// at the time, which the first load of the file itself takes.
   struct Key: Hashable {
     var path: String
     var identity: FileIdentity
     var weightsInMemory = false
+    var gpu = GPUOffload.automatic
   }
 
   private enum Entry {
@@ -51,12 +55,13 @@ final class LlamaModelStore: Sendable {
 
   /// The loaded model for `file`, loading it on a background thread if needed.
   func model(
-    at path: String, file: GGUFFile, weightsInMemory: Bool = false, progress: (@Sendable (Double) -> Void)?
+    at path: String, file: GGUFFile, load options: LlamaModel.LoadOptions = .init(),
+    progress: (@Sendable (Double) -> Void)?
   ) async throws -> LlamaModel {
     let key = Key(
       path: URL(fileURLWithPath: path).resolvingSymlinksInPath().path, identity: file.identity,
-      weightsInMemory: weightsInMemory)
-    let task = task(for: key, path: path, file: file, progress: progress)
+      weightsInMemory: options.weightsInMemory, gpu: options.gpu)
+    let task = task(for: key, path: path, file: file, load: options, progress: progress)
     let result = await task.result
     settle(key, task, result)
     return try result.get()
@@ -64,7 +69,8 @@ final class LlamaModelStore: Sendable {
 
   /// The load of `key`: the model already loaded, the load under way, or a new one.
   func task(
-    for key: Key, path: String, file: GGUFFile, progress: (@Sendable (Double) -> Void)?
+    for key: Key, path: String, file: GGUFFile, load options: LlamaModel.LoadOptions = .init(),
+    progress: (@Sendable (Double) -> Void)?
   ) -> Task<LlamaModel, any Error> {
     entries.withLock { entries -> Task<LlamaModel, any Error> in
       switch entries[key] {
@@ -76,8 +82,7 @@ final class LlamaModelStore: Sendable {
         break
       }
       let load = self.load
-      let inMemory = key.weightsInMemory
-      let task = Task<LlamaModel, any Error> { try await load(path, file, inMemory, progress) }
+      let task = Task<LlamaModel, any Error> { try await load(path, file, options, progress) }
       entries[key] = .loading(task)
       return task
     }
@@ -100,13 +105,13 @@ final class LlamaModelStore: Sendable {
   /// Loading reads the whole file: keep it off Swift's few cooperative threads.
   @Sendable
   static func loadOffTheCooperativePool(
-    path: String, file: GGUFFile, weightsInMemory: Bool, progress: (@Sendable (Double) -> Void)?
+    path: String, file: GGUFFile, options: LlamaModel.LoadOptions, progress: (@Sendable (Double) -> Void)?
   ) async throws -> LlamaModel {
     try await withCheckedThrowingContinuation { continuation in
       DispatchQueue.global(qos: .userInitiated).async {
         continuation.resume(
           with: Result { () throws(HybridInferenceError) in
-            try LlamaModel(path: path, file: file, weightsInMemory: weightsInMemory, progress: progress)
+            try LlamaModel(path: path, file: file, options: options, progress: progress)
           })
       }
     }

@@ -31,7 +31,10 @@ final class FlashAttentionContextTests: XCTestCase {
       types[setting] = context.settings.flashAttention.type
       let key = try XCTUnwrap(context.cacheKey)
       XCTAssertEqual(
-        key, PromptCacheKey(model: context.model.fingerprint, flashAttention: context.settings.flashAttention.type))
+        key,
+        PromptCacheKey(
+          model: context.model.fingerprint, offload: context.model.offload,
+          flashAttention: context.settings.flashAttention.type))
       keys[setting] = key
     }
     XCTAssertEqual(types[.on], LLAMA_FLASH_ATTN_TYPE_ENABLED)

@@ -14,8 +14,12 @@ final class LlamaLogTests: XCTestCase {
     try await LocalSystemModel(modelPath: copy.path).prepare()
     let records = logs.records
     XCTAssertFalse(records.isEmpty, "loading a model logs through the hook")
-    // llama.cpp's lines, and the library's own flash-attention decision (FlashAttentionTests).
-    XCTAssertTrue(records.allSatisfy { $0.category == .llama || $0.message.hasPrefix("flash attention") })
+    // llama.cpp's lines, and the library's own flash-attention and offload
+    // decisions (FlashAttentionTests, GPUOffloadTests).
+    XCTAssertTrue(
+      records.allSatisfy {
+        $0.category == .llama || $0.message.hasPrefix("flash attention") || $0.message.hasPrefix("GPU offload")
+      })
     XCTAssertTrue(records.contains { $0.message.contains("llama") })
   }
 }

@@ -127,7 +127,9 @@ final class BatchedContext: @unchecked Sendable {
     self.cacheKeys =
       promptCache == nil
       ? []
-      : settings.flashAttention.types.map { ($0, PromptCacheKey(model: model.fingerprint, flashAttention: $0)) }
+      : settings.flashAttention.types.map {
+        ($0, PromptCacheKey(model: model.fingerprint, offload: model.offload, flashAttention: $0))
+      }
     self.attention = settings.flashAttention.type
     self.hugePages = HugePageMove(weights: settings.memory.weightsInMemory ? model.weightPages : nil)
     self.cells = min(Self.window(of: settings), Self.initialCells)

@@ -1,5 +1,3 @@
-import CLlama
-
 /// What `ModelMemory` comes to for one model file on this machine: the
 /// weights read in and moved to 2 MiB pages with each context's KV cache
 /// (`HugePageMove`), or mapped
@@ -25,16 +23,16 @@ struct MemoryPlan: Equatable, Sendable {
     /// Whether the kernel moves memory onto huge pages on request
     /// (`HugePages.collapseWorks`).
     var collapseWorks: Bool
-    /// Whether llama.cpp was built for a GPU, where the weights live in the
-    /// device's memory, not pages of this process.
+    /// Whether layers go to a GPU (`OffloadPlan`), where the weights live
+    /// in the device's memory, not pages of this process.
     var offloadsToGPU = false
 
-    /// The facts for a file of `fileSize` bytes on this machine.
-    static func current(fileSize: Int) -> Facts {
-      LlamaBackend.ensureInitialized()
-      return Facts(
+    /// The facts for a file of `fileSize` bytes on this machine, of which
+    /// `offloadsToGPU` says whether layers go to a GPU.
+    static func current(fileSize: Int, offloadsToGPU: Bool) -> Facts {
+      Facts(
         fileSize: fileSize, memoryLimit: HugePages.memoryLimit(), collapseWorks: HugePages.collapseWorks,
-        offloadsToGPU: LlamaBackend.inFlight.tracked { llama_supports_gpu_offload() })
+        offloadsToGPU: offloadsToGPU)
     }
   }
 
@@ -51,7 +49,7 @@ struct MemoryPlan: Equatable, Sendable {
   static func decide(_ memory: ModelMemory, facts gather: @autoclosure () -> Facts) -> MemoryPlan {
     if memory == .mapped { return .mapped("weights mapped from the file (asked for)") }
     let facts = gather()
-    if facts.offloadsToGPU { return .mapped("weights mapped: llama.cpp offloads to a GPU") }
+    if facts.offloadsToGPU { return .mapped("weights mapped: layers go to a GPU") }
     guard facts.collapseWorks else { return .mapped("weights mapped: this kernel does not collapse pages on request") }
     // A quarter of memory at most: weights read in cannot be dropped under
     // memory pressure as mapped ones can.
