@@ -14,6 +14,8 @@ extension LocalSystemModel {
     let messages: [ChatTemplate.Message]
     /// The tools as the template declares them.
     let templateTools: [ToolDeclaration]
+    /// The rendered prompt.
+    let rendered: RenderedPrompt
     /// The rendered prompt's tokens.
     let tokens: [llama_token]
     /// How the answer's thought block reads, when the template declares one
@@ -25,11 +27,12 @@ extension LocalSystemModel {
   /// Renders and tokenizes `request` (instructions, tools, every turn and the
   /// schema's prompt); runs on the template thread.
   static func prompt(
-    of request: ModelRequest, model: LlamaModel, allowsGenericToolFormat: Bool, cancellation: JinjaCancellation
+    of request: ModelRequest, model: LlamaModel, allowsGenericToolFormat: Bool,
+    reading: DeviceMedia.Reading = .textOnly, cancellation: JinjaCancellation
   ) throws -> DevicePrompt {
     let tools = try LocalToolPlan(
-      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
-    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
+      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat, reading: reading)
+    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript, reading: reading)
     if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let templateTools = tools?.templateTools ?? []
     // A grammar that holds from the first token (a schema, a forced call)
@@ -60,7 +63,8 @@ extension LocalSystemModel {
       ? nil
       : thinking.syntax.map { syntax in ThoughtSplitter(syntax: syntax, opened: syntax.isOpened(by: rendered.text)) }
     return DevicePrompt(
-      tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered),
+      tools: tools, messages: messages, templateTools: templateTools, rendered: rendered,
+      tokens: try model.tokenize(rendered),
       thoughts: thoughts)
   }
 

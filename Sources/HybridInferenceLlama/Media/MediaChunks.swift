@@ -65,6 +65,30 @@ extension Projector {
       guard let bitmap else { throw .generationFailed("libmtmd could not hold an image") }
       bitmaps.append(bitmap)
     }
+    return try tokenize(text, bitmaps: bitmaps, addSpecial: addSpecial, parseSpecial: parseSpecial)
+  }
+
+  /// `text` with each ``marker`` standing for the next of `images`, decoded
+  /// by libmtmd already (`DecodedImage`); otherwise as
+  /// ``tokenize(_:images:addSpecial:parseSpecial:)``.
+  func tokenize(
+    _ text: String, decoded images: [DecodedImage], addSpecial: Bool = false, parseSpecial: Bool = true
+  ) throws(HybridInferenceError) -> MediaChunks {
+    let markers = text.components(separatedBy: marker).count - 1
+    guard markers == images.count else {
+      throw .unsupportedRequest("the prompt has \(markers) media markers for \(images.count) images")
+    }
+    return try withExtendedLifetime(images) { () throws(HybridInferenceError) -> MediaChunks in
+      try tokenize(text, bitmaps: images.map(\.bitmap), addSpecial: addSpecial, parseSpecial: parseSpecial)
+    }
+  }
+
+  /// The chunks of `text` and `bitmaps` (one for each marker, in order),
+  /// which stay the caller's.
+  private func tokenize(
+    _ text: String, bitmaps: [OpaquePointer?], addSpecial: Bool, parseSpecial: Bool
+  ) throws(HybridInferenceError) -> MediaChunks {
+    let table = library.table
     guard let chunks = CHybridMTMD_chunks_new(table) else {
       throw .generationFailed("libmtmd could not allocate a prompt's chunks")
     }
