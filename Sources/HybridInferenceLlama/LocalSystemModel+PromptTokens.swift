@@ -69,11 +69,25 @@ extension LocalSystemModel {
   }
 
   /// The tokens `request` would prefill: its rendered prompt, exactly as
-  /// generation renders it. Loads the model if needed. The library counts
-  /// with it when it trims a transcript that does not fit the window
-  /// (`ContextOverflow.dropOldestTurns`).
+  /// generation renders it, each image of its new prompt counted as the
+  /// positions its embeddings take (when the model reads images). Loads
+  /// the model if needed. The library counts with it when it trims a
+  /// transcript that does not fit the window (`ContextOverflow.dropOldestTurns`).
   public func promptTokenCount(for request: ModelRequest) async throws -> Int? {
-    try await promptTokens(for: request).count
+    let images = location.hasProjector ? DeviceMedia.images(inNewPromptOf: request.transcript) : []
+    guard !images.isEmpty else { return try await promptTokens(for: request).count }
+    try validateSettings()
+    try DeviceMedia.checkNewPrompt(of: request.transcript, reading: mediaBeforeLoad)
+    let model = try await loadedModel(progress: nil)
+    let projector = try await loadedProjector(for: model)
+    let allowsGenericToolFormat = allowsGenericToolFormat
+    return try await TemplateThread.run { cancellation in
+      let rendered = try Self.prompt(
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat,
+        reading: .images(marker: projector.marker), cancellation: cancellation)
+      return try Self.mediaChunks(of: rendered.rendered, images: images, model: model, projector: projector)
+        .positionCount
+    }
   }
 
   /// The token ids `request` would prefill, exactly as generation renders
