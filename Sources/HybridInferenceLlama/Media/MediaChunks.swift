@@ -117,14 +117,16 @@ extension Projector {
   /// image on the way; returns the position after the last. With
   /// `logitsLast`, the last token's logits are kept for sampling.
   ///
-  /// Not thread-safe: the caller holds the llama.cpp context (and this
-  /// projector's encoder) for the call.
+  /// The caller holds the llama.cpp context for the call; the projector's
+  /// encoder is held here (`encoding`), for callers of other contexts.
   func evaluate(
     _ chunks: MediaChunks, into llamaContext: OpaquePointer, sequence: Int32, from position: Int32,
     batchSize: Int32, logitsLast: Bool = true
   ) throws(HybridInferenceError) -> Int32 {
     var next: Int32 = 0
     let errors = MTMDErrorLines()
+    encoding.lock()
+    defer { encoding.unlock() }
     let result = MTMDErrorLines.$collecting.withValue(errors) {
       CHybridMTMD_evaluate(
         library.table, context, llamaContext, chunks.pointer, position, sequence, batchSize, logitsLast, &next)

@@ -217,6 +217,23 @@ final class DeviceImageTests: XCTestCase {
     XCTAssertEqual(imageAnswer.rawResponse.placement, .onDevice)
   }
 
+  /// Two model values of the same weights and projector load the projector
+  /// once (at `prepare()`), and it is freed with the last of them.
+  func testTheProjectorIsLoadedOncePerModel_andFreedWithTheModelValues() async throws {
+    weak var released: Projector?
+    do {
+      let first = try seeing()
+      let second = try seeing()
+      try await first.prepare()
+      try await second.prepare()
+      let one = try await first.loadedProjector(for: try await first.loadedModel(progress: nil))
+      let other = try await second.loadedProjector(for: try await second.loadedModel(progress: nil))
+      XCTAssertTrue(one === other)
+      released = one
+    }
+    XCTAssertNil(released)
+  }
+
   func testAnImagePromptOverTheWindowIsContextWindowExceeded() async throws {
     let small = LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyVisionPath),
