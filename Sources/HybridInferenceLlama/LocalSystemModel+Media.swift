@@ -43,6 +43,24 @@ extension LocalSystemModel {
     return projector
   }
 
+  /// The projector that reads the images of `transcript`, and those images
+  /// in order (`DeviceMedia.images(readIn:)`); nil and none when the model
+  /// has no projector or the transcript no image it reads. A projector that
+  /// does not load fails a request whose new prompt has images; with images
+  /// in earlier turns only, they are read as placeholders instead.
+  func projector(
+    reading transcript: Transcript, model: LlamaModel
+  ) async throws -> (Projector?, [Part.Blob]) {
+    guard location.hasProjector else { return (nil, []) }
+    let images = DeviceMedia.images(readIn: transcript)
+    guard !images.isEmpty else { return (nil, []) }
+    if DeviceMedia.images(inNewPromptOf: transcript).isEmpty {
+      guard let projector = try? await loadedProjector(for: model) else { return (nil, []) }
+      return (projector, images)
+    }
+    return (try await loadedProjector(for: model), images)
+  }
+
   /// The chunks of `prompt` (rendered with `projector`'s marker where each
   /// image stands) and `images`, in order: each image checked and decoded
   /// (`DecodedImage`), the text read whole by libmtmd.

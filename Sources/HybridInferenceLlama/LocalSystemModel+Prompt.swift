@@ -18,7 +18,7 @@ extension LocalSystemModel {
     let projector = try await loadedProjector(for: model)
     let images = DeviceMedia.images(inNewPromptOf: transcript)
     guard let entry = transcript.entries.first else { return 0 }
-    let text = DeviceMedia.text(of: entry, marker: projector.marker)
+    let text = DeviceMedia.text(of: entry, marker: projector.marker, newPrompt: true)
     return try await TemplateThread.run { _ in
       let decoded = try images.map { image throws(HybridInferenceError) in
         try DecodedImage(image.data, mimeType: image.mimeType, for: projector)

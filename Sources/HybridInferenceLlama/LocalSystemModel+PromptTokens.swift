@@ -69,17 +69,19 @@ extension LocalSystemModel {
   }
 
   /// The tokens `request` would prefill: its rendered prompt, exactly as
-  /// generation renders it, each image of its new prompt counted as the
-  /// positions its embeddings take (when the model reads images). Loads
+  /// generation renders it, each image the model reads counted as the
+  /// positions its embeddings take. Loads
   /// the model if needed. The library counts with it when it trims a
   /// transcript that does not fit the window (`ContextOverflow.dropOldestTurns`).
   public func promptTokenCount(for request: ModelRequest) async throws -> Int? {
-    let images = location.hasProjector ? DeviceMedia.images(inNewPromptOf: request.transcript) : []
-    guard !images.isEmpty else { return try await promptTokens(for: request).count }
+    guard location.hasProjector, !DeviceMedia.images(readIn: request.transcript).isEmpty else {
+      return try await promptTokens(for: request).count
+    }
     try validateSettings()
     try DeviceMedia.checkNewPrompt(of: request.transcript, reading: mediaBeforeLoad)
     let model = try await loadedModel(progress: nil)
-    let projector = try await loadedProjector(for: model)
+    let (found, images) = try await projector(reading: request.transcript, model: model)
+    guard let projector = found else { return try await promptTokens(for: request).count }
     let allowsGenericToolFormat = allowsGenericToolFormat
     return try await TemplateThread.run { cancellation in
       let rendered = try Self.prompt(

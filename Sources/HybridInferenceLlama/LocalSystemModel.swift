@@ -205,8 +205,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       try SchemaGrammar.gbnf(for: schema)
     }
     let model = try await loadedModel(progress: nil)
-    let images = location.hasProjector ? DeviceMedia.images(inNewPromptOf: request.transcript) : []
-    let projector = images.isEmpty ? nil : try await loadedProjector(for: model)
+    let (projector, images) = try await projector(reading: request.transcript, model: model)
     let reading = projector.map { DeviceMedia.Reading.images(marker: $0.marker) } ?? .textOnly
     let allowsGenericToolFormat = allowsGenericToolFormat
     let context = handle.context(for: model, settings: await settings(for: model), promptCache: promptCache)

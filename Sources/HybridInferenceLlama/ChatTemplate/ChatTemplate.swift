@@ -65,8 +65,8 @@ struct ChatTemplate: Sendable {
 
   /// The messages of `transcript`: instructions as `system`, then every turn.
   /// Media in the new prompt make the request unsupported unless `reading`
-  /// takes them (its images become its marker); media of earlier turns are
-  /// read as placeholders (`DeviceMedia`).
+  /// takes them; the images `reading` takes, in any user turn, become its
+  /// marker; other media are read as placeholders (`DeviceMedia`).
   ///
   /// Tool calls and outputs become the template's own `tool_calls` and `tool`
   /// messages when `syntax` is a template family; in the generic format they
@@ -84,13 +84,13 @@ struct ChatTemplate: Sendable {
     let inTemplate = syntax?.usesTemplateTools ?? false
     try DeviceMedia.checkNewPrompt(of: transcript, reading: reading)
     let newPrompt = DeviceMedia.newPromptIndex(of: transcript)
+    let marker: String? =
+      switch reading {
+      case .images(let marker): marker
+      case .textOnly: nil
+      }
     for (index, entry) in transcript.entries.enumerated() {
-      let marker: String? =
-        switch reading {
-        case .images(let marker) where index == newPrompt: marker
-        default: nil
-        }
-      let text = DeviceMedia.text(of: entry, marker: marker)
+      let text = DeviceMedia.text(of: entry, marker: marker, newPrompt: index == newPrompt)
       let outputs = entry.toolOutputs
       for output in outputs {
         messages.append(

@@ -117,6 +117,24 @@ final class DeviceImageTests: XCTestCase {
     return try XCTUnwrap(answered.max { $0.stdout.count < $1.stdout.count }, "llama-mtmd-cli never answered")
   }
 
+  /// An earlier image the device refused (answered in the cloud) is a
+  /// placeholder in later turns, which stay on device.
+  func testAnEarlierImageTheCheckRefuses_isAPlaceholderLater() async throws {
+    let gemini = try GeminiTestServer()
+    defer { gemini.stop() }
+    let name = "echo~" + UUID().uuidString
+    let session = hybrid(try seeing(), gemini, name)
+    let truncated = ImageFixtures.jpeg(width: 28, height: 28, eoi: false)
+    let first = try await session.respond(
+      to: Prompt("What?", attachments: [.image(truncated, mimeType: "image/jpeg")]), options: Self.greedy)
+    XCTAssertEqual(first.rawResponse.placement, .cloud)
+    let second = try await session.respond(to: "And now?", options: Self.greedy)
+    XCTAssertEqual(second.rawResponse.placement, .onDevice)
+    let messages = try ChatTemplate.messages(
+      of: Transcript(entries: Array(session.transcript.entries.dropLast())), reading: .images(marker: "<__media__>"))
+    XCTAssertEqual(messages.first?.content, "What?\n[image: image/jpeg, \(DeviceMedia.size(truncated.count))]")
+  }
+
   func testWithoutAProjector_anImageFallsBack() async throws {
     let gemini = try GeminiTestServer()
     defer { gemini.stop() }
@@ -191,10 +209,10 @@ final class DeviceImageTests: XCTestCase {
     XCTAssertEqual(after.rawResponse.placement, .onDevice)
   }
 
-  /// The next text turn reads the image as its placeholder and reuses none
-  /// of the image turn's cells; a text session answering at the same time
-  /// as an image one keeps its own answer.
-  func testAfterAnImage_theNextTurnReusesNothing_andSessionsAnswerTogether() async throws {
+  /// The next text turn reads the earlier image again (a follow-up question
+  /// still sees it) and reuses none of the image turn's cells; a text
+  /// session answering at the same time as an image one keeps its own answer.
+  func testAfterAnImage_theNextTurnReadsItAgain_reusesNothing_andSessionsAnswerTogether() async throws {
     let local = try seeing()
     let session = GenerativeModelSession(model: local, logHandler: .silent)
     _ = try await session.respond(
@@ -203,6 +221,11 @@ final class DeviceImageTests: XCTestCase {
     let next = try await session.respond(to: "And now?", options: Self.greedy)
     XCTAssertEqual(next.rawResponse.placement, .onDevice)
     XCTAssertEqual(next.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0, 0)
+    let asked = Transcript(entries: Array(session.transcript.entries.dropLast()))
+    let messages = try ChatTemplate.messages(of: asked, reading: .images(marker: "<__media__>"))
+    XCTAssertEqual(messages.first?.content, "What is in the picture?\n<__media__>")
+    let counted = try await local.promptTokenCount(for: ModelRequest(transcript: asked))
+    XCTAssertEqual(next.rawResponse.usageMetadata?.promptTokenCount, counted)
 
     let alone = try await GenerativeModelSession(model: local, logHandler: .silent).respond(
       to: "Hello there", options: Self.greedy
