@@ -80,7 +80,7 @@ final class DeviceImageTests: XCTestCase {
       let answer = try await session.respond(to: prompt, options: Self.greedy).content
       // The CLI's prompt as the device renders it: the text, then each image's marker on a line of its own.
       let text = (["What is in the picture?"] + files.map { _ in "<__media__>" }).joined(separator: "\n")
-      let run = try Self.referenceAnswer(
+      let run = try ReferenceCLI.answer(
         prefix + "/bin/llama-mtmd-cli",
         [
           "-m", LocalTestModels.tinyVisionPath, "--mmproj", LocalTestModels.tinyProjectorPath,
@@ -99,22 +99,6 @@ final class DeviceImageTests: XCTestCase {
         attachments: [.image(Self.gradient, mimeType: "image/png"), .image(Self.checks, mimeType: "image/png")]),
       options: Self.greedy)
     XCTAssertEqual(swapped.rawResponse.placement, .onDevice)
-  }
-
-  /// The pinned llama-mtmd-cli now and then exits with status 0 before its
-  /// log is written out (stdout empty or cut short, also from a shell): it
-  /// runs until two runs print the same answer, at most 6 times, else the
-  /// longest answer is taken.
-  private static func referenceAnswer(_ executable: String, _ arguments: [String]) throws -> HubTestServer.Run {
-    var answered: [HubTestServer.Run] = []
-    for _ in 0..<6 {
-      let run = try HubTestServer.run(executable, arguments, environment: ProcessInfo.processInfo.environment)
-      guard run.status == 0 else { return run }
-      guard run.stderr.contains("encoding mtmd batch"), !run.stdout.isEmpty else { continue }
-      if answered.contains(where: { $0.stdout == run.stdout }) { return run }
-      answered.append(run)
-    }
-    return try XCTUnwrap(answered.max { $0.stdout.count < $1.stdout.count }, "llama-mtmd-cli never answered")
   }
 
   /// An earlier image the device refused (answered in the cloud) is a
