@@ -119,6 +119,55 @@ final class DeviceImageTests: XCTestCase {
     XCTAssertEqual(messages.first?.content, "What?\n[image: image/jpeg, \(DeviceMedia.size(truncated.count))]")
   }
 
+  /// The images read are the user turns' readable ones, in the order their
+  /// markers stand in the messages; the model's own and other media are placeholders.
+  func testImagesAndMarkers_standInTheSameOrder() throws {
+    let gif = ImageFixtures.gif(screen: (3, 3))
+    let transcript = Transcript(entries: [
+      .prompt(Prompt("One", attachments: [.image(Self.checks, mimeType: "image/png")])),
+      .response(
+        Content(parts: [Part(text: "Drawn:"), Part(inlineData: .init(mimeType: "image/png", data: Self.gradient))]),
+        modelVersion: "gemini"),
+      .prompt(
+        Prompt(
+          "Two",
+          attachments: [
+            .image(gif, mimeType: "image/gif"), .data(Data(count: 3), mimeType: "audio/wav"),
+            .image(Self.gradient, mimeType: "image/png"),
+          ])),
+    ])
+    XCTAssertEqual(DeviceMedia.images(readIn: transcript).map(\.data), [Self.checks, gif, Self.gradient])
+    let refused = Result { () throws(HybridInferenceError) in
+      try ChatTemplate.messages(of: transcript, reading: .images(marker: "<m>"))
+    }
+    guard case .failure(.unsupportedRequest(let why)) = refused else {
+      return XCTFail("sound in the new prompt is not read: \(refused)")
+    }
+    XCTAssertTrue(why.contains("audio/wav"), why)
+    var readable = transcript
+    readable.entries[2] = .prompt(
+      Prompt(
+        "Two",
+        attachments: [.image(gif, mimeType: "image/gif"), .image(Self.gradient, mimeType: "image/png")]))
+    let messages = try ChatTemplate.messages(of: readable, reading: .images(marker: "<m>"))
+    XCTAssertEqual(
+      messages.map(\.content),
+      ["One\n<m>", "Drawn:\n[image: image/png, \(DeviceMedia.size(Self.gradient.count))]", "Two\n<m>\n<m>"])
+  }
+
+  /// A cancelled image request stops (wherever it was), and the model answers the next.
+  func testACancelledImageRequest_leavesTheModelAnswering() async throws {
+    let local = try seeing()
+    try await local.prepare()
+    let prompt = Prompt("What is in the picture?", attachments: [.image(Self.checks, mimeType: "image/png")])
+    let task = Task { try await GenerativeModelSession(model: local, logHandler: .silent).respond(to: prompt) }
+    task.cancel()
+    _ = await task.result
+    let after = try await GenerativeModelSession(model: local, logHandler: .silent).respond(
+      to: prompt, options: Self.greedy)
+    XCTAssertEqual(after.rawResponse.placement, .onDevice)
+  }
+
   func testWithoutAProjector_anImageFallsBack() async throws {
     let gemini = try GeminiTestServer()
     defer { gemini.stop() }
