@@ -11,6 +11,8 @@
 #define CHYBRID_MTMD_CONTEXT_PARAMS struct mtmd_context_params
 #define CHYBRID_MTMD_INPUT_TEXT struct mtmd_input_text
 #define CHYBRID_MTMD_LOG_CALLBACK ggml_log_callback
+#define CHYBRID_MTMD_INIT_OPT struct mtmd_helper_init_opt
+#define CHYBRID_MTMD_BITMAP_WRAPPER struct mtmd_helper_bitmap_wrapper
 #include "mtmd-declarations.h"
 
 // Each function as declared here has the type libmtmd's header gives it.
@@ -80,6 +82,35 @@ CHECK_TYPE(TEXT, MIRROR, add_special)
 CHECK_FIELD(TEXT, MIRROR, parse_special)
 CHECK_TYPE(TEXT, MIRROR, parse_special)
 #undef TEXT
+#undef MIRROR
+
+#define VIDEO struct mtmd_helper_video_init_params
+#define MIRROR struct CHybridMTMD_mirror_video_init_params
+_Static_assert(sizeof(VIDEO) == sizeof(MIRROR), "struct mtmd_helper_video_init_params: another size");
+CHECK_FIELD(VIDEO, MIRROR, fps_target)
+CHECK_TYPE(VIDEO, MIRROR, fps_target)
+CHECK_FIELD(VIDEO, MIRROR, ffmpeg_bin_dir)
+CHECK_TYPE(VIDEO, MIRROR, ffmpeg_bin_dir)
+CHECK_FIELD(VIDEO, MIRROR, timestamp_interval_ms)
+CHECK_TYPE(VIDEO, MIRROR, timestamp_interval_ms)
+#undef VIDEO
+#undef MIRROR
+
+#define OPT struct mtmd_helper_init_opt
+#define MIRROR struct CHybridMTMD_mirror_init_opt
+_Static_assert(sizeof(OPT) == sizeof(MIRROR), "struct mtmd_helper_init_opt: another size");
+CHECK_FIELD(OPT, MIRROR, video_params)
+#undef OPT
+#undef MIRROR
+
+#define WRAPPER struct mtmd_helper_bitmap_wrapper
+#define MIRROR struct CHybridMTMD_mirror_bitmap_wrapper
+_Static_assert(sizeof(WRAPPER) == sizeof(MIRROR), "struct mtmd_helper_bitmap_wrapper: another size");
+CHECK_FIELD(WRAPPER, MIRROR, bitmap)
+CHECK_TYPE(WRAPPER, MIRROR, bitmap)
+CHECK_FIELD(WRAPPER, MIRROR, video_ctx)
+CHECK_TYPE(WRAPPER, MIRROR, video_ctx)
+#undef WRAPPER
 #undef MIRROR
 
 // The log callback's level: an enum passed as the mirror's int.

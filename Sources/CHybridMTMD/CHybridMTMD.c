@@ -183,6 +183,26 @@ void CHybridMTMD_bitmap_free(const CHybridMTMD_library *library, CHybridMTMD_bit
   if (bitmap != NULL) library->call.mtmd_bitmap_free(bitmap);
 }
 
+CHybridMTMD_bitmap *CHybridMTMD_bitmap_decode(const CHybridMTMD_library *library, const CHybridMTMD_context *context,
+                                              const unsigned char *bytes, size_t length) {
+  if (bytes == NULL || length == 0) return NULL;
+  struct CHybridMTMD_mirror_init_opt options = library->call.mtmd_helper_init_opt_default();
+  // "/dev/null/ffmpeg" cannot exist: the fallback to ffmpeg cannot start one.
+  options.video_params.ffmpeg_bin_dir = "/dev/null";
+  struct CHybridMTMD_mirror_bitmap_wrapper made =
+      library->call.mtmd_helper_bitmap_init_from_buf(context, bytes, length, false, options);
+  if (made.video_ctx != NULL) {
+    if (made.bitmap != NULL) library->call.mtmd_bitmap_free(made.bitmap);
+    library->call.mtmd_helper_video_free(made.video_ctx);
+    return NULL;
+  }
+  if (made.bitmap != NULL && library->call.mtmd_bitmap_is_audio(made.bitmap)) {
+    library->call.mtmd_bitmap_free(made.bitmap);
+    return NULL;
+  }
+  return made.bitmap;
+}
+
 CHybridMTMD_chunks *CHybridMTMD_chunks_new(const CHybridMTMD_library *library) {
   return library->call.mtmd_input_chunks_init();
 }

@@ -20,6 +20,7 @@ struct llama_model;
 struct llama_context;
 struct ggml_tensor;
 struct ggml_backend_device;
+struct mtmd_helper_video;
 
 // struct mtmd_context_params, field for field. ggml_backend_dev_t is a
 // struct ggml_backend_device *; enum llama_flash_attn_type (-1, 0, 1) is an
@@ -51,6 +52,24 @@ struct CHybridMTMD_mirror_input_text {
   bool parse_special;
 };
 
+// struct mtmd_helper_video_init_params, field for field.
+struct CHybridMTMD_mirror_video_init_params {
+  float fps_target;
+  const char *ffmpeg_bin_dir;
+  int64_t timestamp_interval_ms;
+};
+
+// struct mtmd_helper_init_opt, field for field.
+struct CHybridMTMD_mirror_init_opt {
+  struct CHybridMTMD_mirror_video_init_params video_params;
+};
+
+// struct mtmd_helper_bitmap_wrapper, field for field.
+struct CHybridMTMD_mirror_bitmap_wrapper {
+  struct mtmd_bitmap *bitmap;
+  struct mtmd_helper_video *video_ctx;
+};
+
 // ggml_log_callback, whose level is an enum ggml_log_level (0...5): an int
 // in every ABI the library builds for.
 typedef void (*CHybridMTMD_mirror_log_callback)(int level, const char *text, void *user_data);
@@ -63,6 +82,12 @@ typedef void (*CHybridMTMD_mirror_log_callback)(int level, const char *text, voi
 #endif
 #ifndef CHYBRID_MTMD_INPUT_TEXT
 #define CHYBRID_MTMD_INPUT_TEXT struct CHybridMTMD_mirror_input_text
+#endif
+#ifndef CHYBRID_MTMD_INIT_OPT
+#define CHYBRID_MTMD_INIT_OPT struct CHybridMTMD_mirror_init_opt
+#endif
+#ifndef CHYBRID_MTMD_BITMAP_WRAPPER
+#define CHYBRID_MTMD_BITMAP_WRAPPER struct CHybridMTMD_mirror_bitmap_wrapper
 #endif
 #ifndef CHYBRID_MTMD_LOG_CALLBACK
 #define CHYBRID_MTMD_LOG_CALLBACK CHybridMTMD_mirror_log_callback
@@ -84,6 +109,7 @@ typedef void (*CHybridMTMD_mirror_log_callback)(int level, const char *text, voi
   X(struct mtmd_bitmap *, mtmd_bitmap_init, (uint32_t nx, uint32_t ny, const unsigned char *data))              \
   X(void, mtmd_bitmap_set_id, (struct mtmd_bitmap * bitmap, const char *id))                                    \
   X(void, mtmd_bitmap_free, (struct mtmd_bitmap * bitmap))                                                      \
+  X(bool, mtmd_bitmap_is_audio, (const struct mtmd_bitmap *bitmap))                                             \
   X(struct mtmd_input_chunks *, mtmd_input_chunks_init, (void))                                                 \
   X(size_t, mtmd_input_chunks_size, (const struct mtmd_input_chunks *chunks))                                   \
   X(void, mtmd_input_chunks_free, (struct mtmd_input_chunks * chunks))                                          \
@@ -95,6 +121,11 @@ typedef void (*CHybridMTMD_mirror_log_callback)(int level, const char *text, voi
   X(int32_t, mtmd_helper_eval_chunks,                                                                           \
     (struct mtmd_context * ctx, struct llama_context * lctx, const struct mtmd_input_chunks *chunks,            \
      int32_t n_past, int32_t seq_id, int32_t n_batch, bool logits_last, int32_t *new_n_past))                   \
+  X(CHYBRID_MTMD_INIT_OPT, mtmd_helper_init_opt_default, (void))                                               \
+  X(CHYBRID_MTMD_BITMAP_WRAPPER, mtmd_helper_bitmap_init_from_buf,                                              \
+    (const struct mtmd_context *ctx, const unsigned char *buf, size_t len, bool placeholder,                    \
+     CHYBRID_MTMD_INIT_OPT opt))                                                                                \
+  X(void, mtmd_helper_video_free, (struct mtmd_helper_video * ctx))                                             \
   X(void, mtmd_helper_log_set, (CHYBRID_MTMD_LOG_CALLBACK log_callback, void *user_data))
 
 #endif

@@ -73,6 +73,9 @@ public enum ArgumentParser {
     if options.usesVertexAI, options.server != nil {
       throw .usage("options '--vertex-project' and '--vertex-location' are for Gemini; they cannot go with '--server'")
     }
+    if options.projectorPath != nil, case .source? = options.model {
+      throw .usage("option '--projector' goes with a model on this machine: '--model PATH' or the default model")
+    }
     if !promptWords.isEmpty { options.prompt = promptWords.joined(separator: " ") }
     return .chat(options)
   }
@@ -120,6 +123,8 @@ extension Flag {
       options.mode = mode
     case .model:
       options.model = try ModelArgument(parsing: nonEmpty(value))
+    case .projector:
+      options.projectorPath = try nonEmpty(value)
     case .gpu:
       options.gpu = try GPUArgument.parse(value)
     case .cloudModel:

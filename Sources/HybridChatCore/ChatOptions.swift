@@ -16,6 +16,9 @@ public struct ChatOptions: Sendable, Hashable {
   /// `--model`: the GGUF file, or where to download it; nil means the
   /// library's default model.
   public var model: ModelArgument?
+  /// `--projector`: the on-device model's multimodal projector, which lets
+  /// it read `--image` itself.
+  public var projectorPath: String?
   /// `--gpu`: how many of the on-device model's layers go to a GPU.
   public var gpu = GPUOffload.automatic
   /// `--cloud-model`.

@@ -4,7 +4,7 @@
 ///
 /// The cases are in the order the help lists them.
 enum Flag: CaseIterable {
-  case mode, model, gpu, cloudModel, vertexProject, vertexLocation, server, serverModel, system, image, tool
+  case mode, model, projector, gpu, cloudModel, vertexProject, vertexLocation, server, serverModel, system, image, tool
   case temperature, topP, topK, seed, maxTokens, reasoning, thinking, hideThoughts
   case fallbackOn, hedgeAfter, continueInterrupted
   case noStream, json, devices, help, version
@@ -17,6 +17,7 @@ enum Flag: CaseIterable {
     case .mode: "--mode"
     case .model: "--model"
     case .gpu: "--gpu"
+    case .projector: "--projector"
     case .devices: "--devices"
     case .cloudModel: "--cloud-model"
     case .server: "--server"
@@ -64,7 +65,7 @@ enum Flag: CaseIterable {
     case .seed, .maxTokens: "N"
     case .reasoning: "R"
     case .thinking: "LEVEL"
-    case .image: "PATH"
+    case .image, .projector: "PATH"
     case .vertexProject: "P"
     case .vertexLocation: "L"
     case .fallbackOn: "LIST"
@@ -92,6 +93,12 @@ enum Flag: CaseIterable {
         "once, before the answer; Ctrl-C stops it and the next run",
         "resumes. Default: HYBRID_LOCAL_MODEL, else SmolLM2-135M-Instruct",
         "from `make setup`",
+      ]
+    case .projector:
+      [
+        "the on-device model's multimodal projector (an mmproj GGUF",
+        "made for it): the device then reads --image itself. With",
+        "--model PATH or the default model",
       ]
     case .gpu:
       [
@@ -121,8 +128,9 @@ enum Flag: CaseIterable {
     case .image:
       [
         "an image sent with the first prompt (repeatable; .jpg,",
-        ".jpeg, .png, .webp or .gif); the device reads no images,",
-        "so prefer-on-device answers that prompt in the cloud",
+        ".jpeg, .png, .webp or .gif); the device reads JPEG, PNG",
+        "and GIF when --projector is given, and otherwise",
+        "prefer-on-device answers that prompt in the cloud",
       ]
     case .fallbackOn:
       [

@@ -6,14 +6,17 @@ import HybridInferenceRemote
 
 extension ChatOptions {
   /// The on-device model: `--model` (a path, else a file to download, else
-  /// the library's default model) with `--gpu`. The store's directory and
+  /// the library's default model) with `--projector` and `--gpu`. The store's directory and
   /// the hub's settings of a download come from the environment
   /// (HYBRID_INFERENCE_MODELS, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN).
   public var localModel: LocalSystemModel {
     switch model {
-    case .path(let path): LocalSystemModel(modelPath: path, gpu: gpu)
+    case .path(let path): LocalSystemModel(modelPath: path, projectorPath: projectorPath, gpu: gpu)
     case .source(let source, _): LocalSystemModel(source: source, store: .default, gpu: gpu)
-    case nil: gpu == .automatic ? .default : LocalSystemModel(modelPath: LocalSystemModel.default.modelPath, gpu: gpu)
+    case nil:
+      gpu == .automatic && projectorPath == nil
+        ? .default
+        : LocalSystemModel(modelPath: LocalSystemModel.default.modelPath, projectorPath: projectorPath, gpu: gpu)
     }
   }
 

@@ -14,6 +14,8 @@ extension LocalSystemModel {
     let messages: [ChatTemplate.Message]
     /// The tools as the template declares them.
     let templateTools: [ToolDeclaration]
+    /// The rendered prompt.
+    let rendered: RenderedPrompt
     /// The rendered prompt's tokens.
     let tokens: [llama_token]
     /// How the answer's thought block reads, when the template declares one
@@ -25,11 +27,12 @@ extension LocalSystemModel {
   /// Renders and tokenizes `request` (instructions, tools, every turn and the
   /// schema's prompt); runs on the template thread.
   static func prompt(
-    of request: ModelRequest, model: LlamaModel, allowsGenericToolFormat: Bool, cancellation: JinjaCancellation
+    of request: ModelRequest, model: LlamaModel, allowsGenericToolFormat: Bool,
+    reading: DeviceMedia.Reading = .textOnly, cancellation: JinjaCancellation
   ) throws -> DevicePrompt {
     let tools = try LocalToolPlan(
-      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat)
-    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript)
+      request: request, template: model.template, allowsGenericFormat: allowsGenericToolFormat, reading: reading)
+    var messages = try tools?.messages ?? ChatTemplate.messages(of: request.transcript, reading: reading)
     if let schema = request.responseSchema { try SchemaPrompt.attach(schema, to: &messages) }
     let templateTools = tools?.templateTools ?? []
     // A grammar that holds from the first token (a schema, a forced call)
@@ -60,16 +63,33 @@ extension LocalSystemModel {
       ? nil
       : thinking.syntax.map { syntax in ThoughtSplitter(syntax: syntax, opened: syntax.isOpened(by: rendered.text)) }
     return DevicePrompt(
-      tools: tools, messages: messages, templateTools: templateTools, tokens: try model.tokenize(rendered),
+      tools: tools, messages: messages, templateTools: templateTools, rendered: rendered,
+      tokens: try model.tokenize(rendered),
       thoughts: thoughts)
   }
 
   /// The tokens `request` would prefill: its rendered prompt, exactly as
-  /// generation renders it. Loads the model if needed. The library counts
-  /// with it when it trims a transcript that does not fit the window
-  /// (`ContextOverflow.dropOldestTurns`).
+  /// generation renders it, each image the model reads counted as the
+  /// positions its embeddings take. Loads
+  /// the model if needed. The library counts with it when it trims a
+  /// transcript that does not fit the window (`ContextOverflow.dropOldestTurns`).
   public func promptTokenCount(for request: ModelRequest) async throws -> Int? {
-    try await promptTokens(for: request).count
+    guard location.hasProjector, !DeviceMedia.images(readIn: request.transcript).isEmpty else {
+      return try await promptTokens(for: request).count
+    }
+    try validateSettings()
+    try DeviceMedia.checkNewPrompt(of: request.transcript, reading: mediaBeforeLoad)
+    let model = try await loadedModel(progress: nil)
+    let (found, images) = try await projector(reading: request.transcript, model: model)
+    guard let projector = found else { return try await promptTokens(for: request).count }
+    let allowsGenericToolFormat = allowsGenericToolFormat
+    return try await TemplateThread.run { cancellation in
+      let rendered = try Self.prompt(
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat,
+        reading: .images(marker: projector.marker), cancellation: cancellation)
+      return try Self.mediaChunks(of: rendered.rendered, images: images, model: model, projector: projector)
+        .positionCount
+    }
   }
 
   /// The token ids `request` would prefill, exactly as generation renders

@@ -24,6 +24,10 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// (empty until the source's files, its projector's included, are on
   /// disk: a hub file's path names a commit the hub has not said yet).
   public var modelPath: String { location.path ?? "" }
+  /// The multimodal projector's file (an `mmproj` GGUF) that lets the model
+  /// read images: the path given, or where the source's download put it;
+  /// nil for a model without one, or while its download is not on disk.
+  public var projectorPath: String? { location.projectorPath }
   /// Where the file comes from when the library fetches it; nil for a model
   /// given by path.
   public var source: ModelSource? { location.download?.source }
@@ -70,7 +74,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 
   /// Where the file is, and the verdict on it.
   let location: ModelFileLocation
-  private let handle: LoadedModelHandle
+  let handle: LoadedModelHandle
 
   /// A model backed by the GGUF file at `modelPath`. Nothing is read until the
   /// first `availability`, `prepare()` or request. With a `promptCache`, each
@@ -80,15 +84,20 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
   /// the model on this backend. `memory` chooses between the weights mapped
   /// from the file and read in on 2 MiB pages (`ModelMemory`). `gpu` says
   /// how many layers go to a GPU, where the linked llama.cpp has one
-  /// (`GPUOffload`, `computeDevices`).
+  /// (`GPUOffload`, `computeDevices`). `projectorPath` is the model's
+  /// multimodal projector (an `mmproj` GGUF made for these weights): with
+  /// one that reads images, the model answers prompts with JPEG, PNG, GIF
+  /// and BMP images itself (see the OnDeviceModel article); without, such a
+  /// prompt is `unsupportedRequest`, which a hybrid answers in the cloud.
   public init(
-    modelPath: String, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
+    modelPath: String, projectorPath: String? = nil, contextSize: Int? = nil, threads: Int? = nil, batchSize: Int = 512,
     parallelRequests: Int = 4, isEnabled: Bool = true, allowsGenericToolFormat: Bool = true,
     promptCache: PromptCache? = nil, flashAttention: FlashAttention = .automatic, memory: ModelMemory = .automatic,
     gpu: GPUOffload = .automatic
   ) {
     self.init(
-      location: ModelFileLocation(path: modelPath), contextSize: contextSize, threads: threads, batchSize: batchSize,
+      location: ModelFileLocation(path: modelPath, projectorPath: projectorPath), contextSize: contextSize,
+      threads: threads, batchSize: batchSize,
       parallelRequests: parallelRequests, isEnabled: isEnabled, allowsGenericToolFormat: allowsGenericToolFormat,
       promptCache: promptCache, flashAttention: flashAttention, memory: memory, gpu: gpu)
   }
@@ -143,12 +152,15 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     !isEnabled || getenv("HYBRID_INFERENCE_DISABLE_LOCAL").map { String(cString: $0) } == "1"
   }
 
-  /// Loads the model and makes its context now, so that the first request
-  /// does not wait for them.
+  /// Loads the model (and its projector) and makes its context now, so that
+  /// the first request does not wait for them.
   /// - Parameter progress: Called with 0...1 as the file loads.
   public func prepare(progress: (@Sendable (Double) -> Void)? = nil) async throws {
     try validateSettings()
     let model = try await loadedModel(progress: progress)
+    // The projector beside the weights; one that does not load leaves the
+    // model answering text, and each image request then says why.
+    if location.hasProjector { _ = try? await loadedProjector(for: model) }
     let settings = await settings(for: model)
     try await handle.context(for: model, settings: settings, promptCache: promptCache).prepare()
   }
@@ -183,8 +195,8 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       throw HybridInferenceError.unavailable(model: Self.modelVersion, reason: reason)
     }
     try validateSettings()
-    // Media in the prompt fail before the model loads, so a hybrid falls back at once.
-    try DeviceMedia.checkNewPrompt(of: request.transcript)
+    // Media the device does not read fail before the model loads, so a hybrid falls back at once.
+    try DeviceMedia.checkNewPrompt(of: request.transcript, reading: mediaBeforeLoad)
     let options = request.options.foundationModels
     try options?.validate()
     // The schema becomes a grammar before any work, so one the device cannot
@@ -193,18 +205,28 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
       try SchemaGrammar.gbnf(for: schema)
     }
     let model = try await loadedModel(progress: nil)
+    let (projector, images) = try await projector(reading: request.transcript, model: model)
+    let reading = projector.map { DeviceMedia.Reading.images(marker: $0.marker) } ?? .textOnly
     let allowsGenericToolFormat = allowsGenericToolFormat
     let context = handle.context(for: model, settings: await settings(for: model), promptCache: promptCache)
     // Announced before the render, so that a burst of sessions starts in one step.
     let announcement = context.announce()
     defer { announcement.withdraw() }
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
-    let (tools, prompt, shareable, thoughts) = try await TemplateThread.run { cancellation in
+    // With images, they are checked and decoded there too, and the prompt is
+    // libmtmd's chunks: one placeholder token a position, nothing shareable.
+    let (tools, prompt, shareable, thoughts, media) = try await TemplateThread.run { cancellation in
       let rendered = try Self.prompt(
-        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, cancellation: cancellation)
+        of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, reading: reading,
+        cancellation: cancellation)
+      if let projector {
+        let chunks = try Self.mediaChunks(of: rendered.rendered, images: images, model: model, projector: projector)
+        let placeholders = [llama_token](repeating: BatchedContext.mediaToken, count: chunks.positionCount)
+        return (rendered.tools, placeholders, 0, rendered.thoughts, Optional(chunks))
+      }
       let shareable = try model.shareablePrefix(
         of: rendered.tokens, messages: rendered.messages, tools: rendered.templateTools, cancellation: cancellation)
-      return (rendered.tools, rendered.tokens, shareable, rendered.thoughts)
+      return (rendered.tools, rendered.tokens, shareable, rendered.thoughts, nil)
     }
     let claim = request.sessionStorage.value(forKey: "llama") { LocalSessionClaim() }
     claim.uses(context)
@@ -240,6 +262,7 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
             modelVersion: Self.modelVersion, localModelName: name))
       })
     generation.thoughts = thoughts
+    generation.media = media
     if generation.thoughts != nil {
       generation.thoughtBudget = try ThoughtBudget(options?.reasoning, syntax: thoughts?.syntax, model: model)
     }
@@ -316,15 +339,23 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
 }
 
 /// Keeps a loaded model alive for as long as any copy of a `LocalSystemModel`
-/// value exists (the store itself holds models weakly), with the one context
-/// its sessions share.
-private final class LoadedModelHandle: Sendable {
+/// value exists (the store itself holds models weakly), with its projector
+/// and the one context its sessions share.
+final class LoadedModelHandle: Sendable {
   private let loaded = Locked<LlamaModel?>(nil)
+  private let loadedProjector = Locked<Projector?>(nil)
   private let context = Locked<BatchedContext?>(nil)
 
   var model: LlamaModel? {
     get { loaded.withLock { $0 } }
     set { loaded.withLock { $0 = newValue } }
+  }
+
+  /// The model's projector once an image asked for it (or `prepare()`
+  /// loaded it), held as long as the model value is.
+  var projector: Projector? {
+    get { loadedProjector.withLock { $0 } }
+    set { loadedProjector.withLock { $0 = newValue } }
   }
 
   /// The shared context, made on first use.

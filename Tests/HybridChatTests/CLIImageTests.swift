@@ -118,6 +118,46 @@ final class CLIImageTests: XCTestCase {
     XCTAssertEqual(missing.status, 2, "a usage error before any model loads: \(missing.stderr)")
   }
 
+  func testProjectorFlag_goesWithAModelPath() throws {
+    guard case .chat(let options) = try ArgumentParser.parse(["--model", "m.gguf", "--projector", "p.gguf", "hi"])
+    else {
+      return XCTFail("expected a chat")
+    }
+    XCTAssertEqual(options.projectorPath, "p.gguf")
+    XCTAssertEqual(options.localModel.projectorPath, "p.gguf")
+    XCTAssertEqual(options.localModel.modelPath, "m.gguf")
+    let message = usage {
+      _ = try ArgumentParser.parse(["--model", "hf:org/repo/m.gguf", "--projector", "p.gguf", "hi"])
+    }
+    XCTAssertTrue(message?.contains("--projector") == true, message ?? "")
+    XCTAssertNotNil(usage { _ = try ArgumentParser.parse(["--projector="]) })
+  }
+
+  func testWithAProjector_theDeviceAnswersTheImage() throws {
+    try Chat.requireBinary()
+    let (model, projector) = Chat.tinyVisionModel
+    guard FileManager.default.fileExists(atPath: model), FileManager.default.fileExists(atPath: projector) else {
+      XCTFail("missing \(model) or \(projector): run `make test`, which provisions the test models")
+      throw XCTSkip("model missing")
+    }
+    let server = try LoopbackGemini()
+    defer { server.stop() }
+    // A 2x2 PNG of four colours.
+    let pixels = Data(
+      base64Encoded:
+        "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAAMIM/4EAAB/uBfsL2WiLAAAAAElFTkSuQmCC")
+    let image = try file("dots.png", try XCTUnwrap(pixels))
+    let result = try Chat.run(
+      [
+        "--model", model, "--projector", projector, "--mode", "prefer-on-device", "--cloud-model", "echo", "--json",
+        "--max-tokens", "4", "--temperature", "0", "--image", image, "What is it?",
+      ], environment: server.environment)
+    XCTAssertEqual(result.status, 0, result.stderr)
+    let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    XCTAssertEqual(object["modelVersion"] as? String, LocalSystemModel.modelVersion, result.stdout)
+    XCTAssertNil(object["fallback"] as? [String: Any], result.stdout)
+  }
+
   func testADeviceNamedLikeAnImage_isRefused_notReadWithoutEnd() throws {
     try Chat.requireBinary()
     let zero = directory.appendingPathComponent("zero.png").path

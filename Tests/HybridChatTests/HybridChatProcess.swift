@@ -44,6 +44,18 @@ enum HybridChatProcess {
     return cache + "/models/tiny-random-llama.gguf"
   }
 
+  /// The tiny random-weight model that reads images, and its projector:
+  /// `make test` generates both beside the tiny model.
+  static var tinyVisionModel: (model: String, projector: String) {
+    let models = URL(fileURLWithPath: tinyModel).deletingLastPathComponent().path
+    let cache =
+      environment["HYBRID_INFERENCE_CACHE"]
+      ?? environment["XDG_CACHE_HOME"].map { $0 + "/hybrid-inference" }
+      ?? NSHomeDirectory() + "/.cache/hybrid-inference"
+    let folder = FileManager.default.fileExists(atPath: models + "/tiny-random-llava.gguf") ? models : cache + "/models"
+    return (folder + "/tiny-random-llava.gguf", folder + "/tiny-random-llava-mmproj.gguf")
+  }
+
   /// Fails the test (rather than skipping it) when the binary or the tiny
   /// model is missing: `make test` provides both.
   static func requireBinary() throws {

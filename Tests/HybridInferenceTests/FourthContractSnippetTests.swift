@@ -8,8 +8,8 @@ import XCTest
 /// The download part of the fourth contract snippet, byte for byte: it compiles as
 /// written and runs against the loopback hub (`HF_ENDPOINT`, `HF_HUB_CACHE` pointed at
 /// it and at a temporary cache for the test), which serves the tiny test model under the
-/// snippet's repository name. Its GPU part compiles and runs as written too. The rest of
-/// the snippet (thinking, images) comes with the parts that build it.
+/// snippet's repository name. Its GPU and image parts compile and run as written too. The
+/// rest of the snippet (thinking) comes with the part that builds it.
 final class FourthContractSnippetTests: XCTestCase {
   func testTheDownloadPartCompilesFetchesVerifiesAndPrepares() async throws {
     let server = try DownloadTestBed.server()
@@ -72,4 +72,31 @@ private func fourthSnippetDownloadPart() async throws -> (LocalSystemModel, Loca
 
   // ---- end of the snippet's download part ----
   return (fetched, pinned)
+}
+
+extension FourthContractSnippetTests {
+  /// The image part compiles as written. Run as written, its files are not
+  /// on this machine, so the hybrid answers from its cloud (the test Gemini
+  /// server); the same code with the tiny vision model's files answers on
+  /// device (`DeviceImageTests`).
+  func testTheImagePartCompilesAndFallsBackWithoutItsFiles() async throws {
+    let gemini = try GeminiTestServer()
+    defer { gemini.stop() }
+    let photo = TestPNG.encode(width: 8, height: 8) { x, y in (UInt8(x * 30), UInt8(y * 30), 90) }
+    let described = try await fourthSnippetImagePart(photo: photo, cloud: gemini.model("echo~" + UUID().uuidString))
+    XCTAssertEqual(described.rawResponse.placement, .cloud)
+  }
+}
+
+private func fourthSnippetImagePart(photo: Data, cloud: CloudGeminiModel) async throws -> GenerativeModelSession.Response {
+  // ---- the fourth contract snippet's image part, verbatim ----
+
+  let seeing = LocalSystemModel(modelPath: "/models/SmolVLM-256M-Instruct-Q8_0.gguf",
+                                projectorPath: "/models/mmproj-SmolVLM-256M-Instruct-Q8_0.gguf")
+  let described = try await GenerativeModelSession(model: .hybridModel(primary: seeing, secondary: cloud))
+    .respond(to: Prompt("What is in this picture?", attachments: [.image(photo, mimeType: "image/jpeg")]))
+  print(described.rawResponse.placement)                 // .onDevice: the device read the image
+
+  // ---- end of the snippet's image part ----
+  return described
 }

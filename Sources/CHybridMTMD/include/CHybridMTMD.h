@@ -89,6 +89,16 @@ CHybridMTMD_bitmap *CHybridMTMD_bitmap_rgb(const CHybridMTMD_library *library, u
                                            const unsigned char *rgb, const char *id);
 void CHybridMTMD_bitmap_free(const CHybridMTMD_library *library, CHybridMTMD_bitmap *bitmap);
 
+// An image decoded from length bytes of its file (JPEG, PNG, GIF, BMP) by
+// libmtmd's own decoder (stb_image); NULL when they do not decode as one.
+// The bitmap's id is the bytes' SHA-256. Only for bytes already checked
+// (the library's ImageCheck): the decoder trusts its input. libmtmd hands
+// bytes stb_image does not decode to ffmpeg; here its directory is one no
+// program can be in ("/dev/null"), so no subprocess ever starts, and a
+// video or sound it made instead is freed and refused (NULL).
+CHybridMTMD_bitmap *CHybridMTMD_bitmap_decode(const CHybridMTMD_library *library, const CHybridMTMD_context *context,
+                                              const unsigned char *bytes, size_t length);
+
 // An empty list of chunks, for CHybridMTMD_tokenize; free it with
 // CHybridMTMD_chunks_free.
 CHybridMTMD_chunks *CHybridMTMD_chunks_new(const CHybridMTMD_library *library);

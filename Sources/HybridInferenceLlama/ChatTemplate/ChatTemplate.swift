@@ -64,26 +64,33 @@ struct ChatTemplate: Sendable {
   }
 
   /// The messages of `transcript`: instructions as `system`, then every turn.
-  /// Media in the new prompt make the request unsupported; media of earlier
-  /// turns are read as placeholders (`DeviceMedia`).
+  /// Media in the new prompt make the request unsupported unless `reading`
+  /// takes them; the images `reading` takes, in any user turn, become its
+  /// marker; other media are read as placeholders (`DeviceMedia`).
   ///
   /// Tool calls and outputs become the template's own `tool_calls` and `tool`
   /// messages when `syntax` is a template family; in the generic format they
   /// are text: the call as its JSON object, each output as a user message.
   /// A call or output nested deeper than `JSONValue.maximumDepth` is
   /// `invalidTranscript`, before anything walks it (recursively).
-  static func messages(of transcript: Transcript, syntax: ToolCallSyntax? = nil) throws(HybridInferenceError)
-    -> [Message]
-  {
+  static func messages(
+    of transcript: Transcript, syntax: ToolCallSyntax? = nil, reading: DeviceMedia.Reading = .textOnly
+  ) throws(HybridInferenceError) -> [Message] {
     try transcript.checkNesting()
     var messages: [Message] = []
     if let instructions = transcript.instructions, !instructions.isEmpty {
       messages.append(Message(role: "system", content: instructions))
     }
     let inTemplate = syntax?.usesTemplateTools ?? false
-    try DeviceMedia.checkNewPrompt(of: transcript)
-    for entry in transcript.entries {
-      let text = DeviceMedia.text(of: entry)
+    try DeviceMedia.checkNewPrompt(of: transcript, reading: reading)
+    let newPrompt = DeviceMedia.newPromptIndex(of: transcript)
+    let marker: String? =
+      switch reading {
+      case .images(let marker): marker
+      case .textOnly: nil
+      }
+    for (index, entry) in transcript.entries.enumerated() {
+      let text = DeviceMedia.text(of: entry, marker: marker, newPrompt: index == newPrompt)
       let outputs = entry.toolOutputs
       for output in outputs {
         messages.append(

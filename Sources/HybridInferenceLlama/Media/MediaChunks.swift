@@ -65,6 +65,30 @@ extension Projector {
       guard let bitmap else { throw .generationFailed("libmtmd could not hold an image") }
       bitmaps.append(bitmap)
     }
+    return try tokenize(text, bitmaps: bitmaps, addSpecial: addSpecial, parseSpecial: parseSpecial)
+  }
+
+  /// `text` with each ``marker`` standing for the next of `images`, decoded
+  /// by libmtmd already (`DecodedImage`); otherwise as
+  /// ``tokenize(_:images:addSpecial:parseSpecial:)``.
+  func tokenize(
+    _ text: String, decoded images: [DecodedImage], addSpecial: Bool = false, parseSpecial: Bool = true
+  ) throws(HybridInferenceError) -> MediaChunks {
+    let markers = text.components(separatedBy: marker).count - 1
+    guard markers == images.count else {
+      throw .unsupportedRequest("the prompt has \(markers) media markers for \(images.count) images")
+    }
+    return try withExtendedLifetime(images) { () throws(HybridInferenceError) -> MediaChunks in
+      try tokenize(text, bitmaps: images.map(\.bitmap), addSpecial: addSpecial, parseSpecial: parseSpecial)
+    }
+  }
+
+  /// The chunks of `text` and `bitmaps` (one for each marker, in order),
+  /// which stay the caller's.
+  private func tokenize(
+    _ text: String, bitmaps: [OpaquePointer?], addSpecial: Bool, parseSpecial: Bool
+  ) throws(HybridInferenceError) -> MediaChunks {
+    let table = library.table
     guard let chunks = CHybridMTMD_chunks_new(table) else {
       throw .generationFailed("libmtmd could not allocate a prompt's chunks")
     }
@@ -93,14 +117,16 @@ extension Projector {
   /// image on the way; returns the position after the last. With
   /// `logitsLast`, the last token's logits are kept for sampling.
   ///
-  /// Not thread-safe: the caller holds the llama.cpp context (and this
-  /// projector's encoder) for the call.
+  /// The caller holds the llama.cpp context for the call; the projector's
+  /// encoder is held here (`encoding`), for callers of other contexts.
   func evaluate(
     _ chunks: MediaChunks, into llamaContext: OpaquePointer, sequence: Int32, from position: Int32,
     batchSize: Int32, logitsLast: Bool = true
   ) throws(HybridInferenceError) -> Int32 {
     var next: Int32 = 0
     let errors = MTMDErrorLines()
+    encoding.lock()
+    defer { encoding.unlock() }
     let result = MTMDErrorLines.$collecting.withValue(errors) {
       CHybridMTMD_evaluate(
         library.table, context, llamaContext, chunks.pointer, position, sequence, batchSize, logitsLast, &next)

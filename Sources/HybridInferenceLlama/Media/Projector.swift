@@ -12,8 +12,9 @@ import HybridInferenceCore
 /// not, and belongs to whoever holds the llama.cpp context.
 ///
 /// `@unchecked Sendable`: nothing here changes after `init`, and libmtmd's
-/// context is only read by the members below (its capability queries and
-/// `mtmd_tokenize` are thread-safe by its header's word).
+/// context is only read by the members below (its capability queries,
+/// `mtmd_tokenize` and the helper's decoding are thread-safe by its
+/// header's word), but for encoding, which `evaluate` does under `encoding`.
 final class Projector: @unchecked Sendable {
   /// The projector's file.
   let path: String
@@ -34,6 +35,11 @@ final class Projector: @unchecked Sendable {
   /// Whether the model places image tokens with M-RoPE (Qwen2-VL): then a
   /// chunk takes fewer positions in the context than it has tokens.
   let usesMRoPE: Bool
+  /// Held by `evaluate` for its whole call: libmtmd's encoder keeps its
+  /// graph and output embeddings in the context, and one projector is shared
+  /// by every model value of its weights, whose contexts' schedulers run on
+  /// lanes of their own.
+  let encoding = NSLock()
 
   /// Loads the projector at `path` for `model` on the calling thread.
   ///

@@ -15,18 +15,21 @@ final class ModelFileLocation: Sendable {
   /// The projector's download, when the model has one.
   let projector: ModelDownload?
   private let fixedPath: String?
+  private let fixedProjectorPath: String?
   /// The check of the file last found. Locked: copies of the model value
   /// on several tasks ask for availability at once.
   private let lastCheck = Locked<ModelFileCheck?>(nil)
 
-  init(path: String) {
+  init(path: String, projectorPath: String? = nil) {
     fixedPath = path
+    fixedProjectorPath = projectorPath
     download = nil
     projector = nil
   }
 
   init(download: ModelDownload, projector: ModelDownload? = nil) {
     fixedPath = nil
+    fixedProjectorPath = nil
     self.download = download
     self.projector = projector
   }
@@ -40,8 +43,12 @@ final class ModelFileLocation: Sendable {
     return try? download?.localPath()
   }
 
-  /// The projector's path when it is on disk.
-  var projectorPath: String? { try? projector?.localPath() }
+  /// The projector's path: the one given with a path, or where the
+  /// projector's download put it, once it is on disk.
+  var projectorPath: String? { fixedProjectorPath ?? (try? projector?.localPath()) }
+
+  /// Whether the model has a projector, on disk or not yet.
+  var hasProjector: Bool { fixedProjectorPath != nil || projector != nil }
 
   /// The parsed header of the file now on disk, or why it is not usable:
   /// `.unavailable(modelNotReady)` while a source's file is not there yet.

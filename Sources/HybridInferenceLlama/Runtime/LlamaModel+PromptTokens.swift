@@ -41,6 +41,34 @@ extension LlamaModel {
     return tokens
   }
 
+  /// The text of `prompt` for a tokenizer that reads it whole with control
+  /// tokens parsed and adds the vocabulary's BOS itself (libmtmd's, for a
+  /// prompt with images): the template's BOS and EOS left to it.
+  ///
+  /// - Throws: `unsupportedRequest` when reading it whole gives other
+  ///   special tokens than its segments (a message holds a marker such as
+  ///   `<|im_start|>`): libmtmd cannot be told to read a message as plain
+  ///   text, and a message must never forge a turn.
+  func wholeText(of prompt: RenderedPrompt) throws(HybridInferenceError) -> String {
+    let bos = llama_vocab_get_add_bos(vocab) ? llama_vocab_bos(vocab) : LLAMA_TOKEN_NULL
+    let eos = llama_vocab_get_add_eos(vocab) ? llama_vocab_eos(vocab) : LLAMA_TOKEN_NULL
+    let prompt = prompt.leavingToTokenizer(
+      bos: bos == LLAMA_TOKEN_NULL ? nil : template.bosToken, eos: eos == LLAMA_TOKEN_NULL ? nil : template.eosToken)
+    var segmented: [llama_token] = []
+    for segment in prompt.segments {
+      switch segment {
+      case .markup(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: true)
+      case .text(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: false)
+      }
+    }
+    let whole = try tokenize(prompt.text, addSpecial: false, parseSpecial: true)
+    guard whole.lazy.filter(isSpecial).elementsEqual(segmented.lazy.filter(isSpecial)) else {
+      throw .unsupportedRequest(
+        "a message of a prompt with images holds the model's control tokens; the device reads such a prompt whole")
+    }
+    return prompt.text
+  }
+
   /// Whether `token` is one llama.cpp's tokenizer matches by its text
   /// rather than by merging: a control, user-defined or unknown token.
   private func isSpecial(_ token: llama_token) -> Bool {

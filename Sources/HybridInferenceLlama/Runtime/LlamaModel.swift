@@ -31,6 +31,9 @@ final class LlamaModel: @unchecked Sendable {
   let offload: OffloadDecision
   /// The weights' buffers already moved to 2 MiB pages (`HugePageMove`).
   let weightPages = WeightPages()
+  /// The projectors loaded for this model, by path, held weakly
+  /// (`projector(at:threads:)`).
+  let projectors = Locked<[String: WeakProjector]>([:])
   /// The one lazily built piece of state, behind its own lock.
   private let vocabularyBytesCache = Locked<VocabularyBytes?>(nil)
 

@@ -27,7 +27,10 @@ struct LocalToolPlan {
   /// - Throws: `unsupportedRequest` when tools are offered but the template
   ///   has no tool format and `allowsGenericFormat` is false, or a response
   ///   schema is asked for too; a hybrid then falls back before any tool ran.
-  init?(request: ModelRequest, template: ChatTemplate, allowsGenericFormat: Bool) throws(HybridInferenceError) {
+  init?(
+    request: ModelRequest, template: ChatTemplate, allowsGenericFormat: Bool,
+    reading: DeviceMedia.Reading = .textOnly
+  ) throws(HybridInferenceError) {
     let offered = request.offeredTools
     let history = request.transcript.entries.contains { !$0.toolCalls.isEmpty || !$0.toolOutputs.isEmpty }
     guard !offered.isEmpty || history else { return nil }
@@ -39,7 +42,7 @@ struct LocalToolPlan {
       throw .unsupportedRequest("the on-device model does not combine tools with a response schema")
     }
     syntax = family ?? .generic
-    var messages = try ChatTemplate.messages(of: request.transcript, syntax: syntax)
+    var messages = try ChatTemplate.messages(of: request.transcript, syntax: syntax, reading: reading)
     if !syntax.rendersTools || syntax.pattern == nil, !offered.isEmpty {
       let description = try Self.instructions(offered, syntax: syntax)
       if messages.first?.role == "system" {

@@ -65,13 +65,12 @@ final class ProjectorTests: XCTestCase {
     try TestPNG.encode(width: 40, height: 30) { x, y in
       (x + y) % 2 == 0 ? (255, 40, 0) : (0, UInt8(y * 8), 200)
     }.write(to: image)
-    let run = try HubTestServer.run(
+    let run = try ReferenceCLI.answer(
       prefix + "/bin/llama-mtmd-cli",
       [
         "-m", model, "--mmproj", projector, "--image", image.path, "-p", "What is in the picture?",
         "--temp", "0", "-n", "8", "-t", "2", "-c", "512", "--seed", "1",
-      ],
-      environment: ProcessInfo.processInfo.environment)
+      ])
     XCTAssertEqual(run.status, 0, "llama-mtmd-cli failed:\n\(run.stderr.suffix(3000))")
     // The pinned CLI logs its encoding of the image's chunk; older ones, "image decoded".
     XCTAssertTrue(

@@ -38,6 +38,7 @@ extension BatchedContext {
       if active.isEmpty { awaitAnnouncedTurns() }
       if !admitQueued(window: window) { continue }
       for turn in active where isCancelled(turn) { finish(turn, .failure(CancellationError())) }
+      for turn in active where lostItsMedia(turn) { finish(turn, .failure(Self.mediaLost)) }
       if active.isEmpty {
         let done = state.withLock { state in
           if state.queue.isEmpty { state.running = false }
@@ -52,13 +53,13 @@ extension BatchedContext {
   }
 
   /// The context and its memory as they are now.
-  private func current() throws(HybridInferenceError) -> (OpaquePointer, llama_memory_t) {
+  func current() throws(HybridInferenceError) -> (OpaquePointer, llama_memory_t) {
     let context = try created()
     guard let memory = llama_get_memory(context) else { throw .generationFailed("the llama context has no memory") }
     return (context, memory)
   }
 
-  private func isCancelled(_ turn: SequenceTurn) -> Bool {
+  func isCancelled(_ turn: SequenceTurn) -> Bool {
     turn.flag.isSet || LlamaBackend.inFlight.isStopping
   }
 
@@ -105,6 +106,10 @@ extension BatchedContext {
     let reserve = turn.request.maximumResponseTokens.map { $0 < window ? $0 : defaultReserve } ?? defaultReserve
     guard prompt.count + reserve <= window else {
       throw HybridInferenceError.contextWindowExceeded(contextSize: window, tokenCount: prompt.count + reserve)
+    }
+    if let media = turn.request.media {
+      try prefillMedia(turn, chunks: media, reserve: reserve, window: window)
+      return
     }
     turn.reusedTokens = caches[turn.sequence].keepCachedPrefix(of: prompt, in: memory)
     // Fitted once the prefix is kept (a new conversation keeps little of a
@@ -218,7 +223,7 @@ extension BatchedContext {
   /// step of the whole batch for logits nobody reads (with four sessions of
   /// 64 tokens, 65 steps instead of 64). The sequence's cache then holds the
   /// answer but its last token, which the session's next turn prefills.
-  private func sample(_ turn: SequenceTurn, at index: Int32, context: OpaquePointer, window: Int) {
+  func sample(_ turn: SequenceTurn, at index: Int32, context: OpaquePointer, window: Int) {
     let limit = turn.request.maximumResponseTokens ?? (window - turn.prompt.count)
     if turn.generatedTokens >= limit || caches[turn.sequence].tokens.count >= window {
       saveIfDue(turn, context: context)

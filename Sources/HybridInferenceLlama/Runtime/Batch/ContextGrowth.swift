@@ -18,7 +18,9 @@ import HybridInferenceJinja
 /// ("n_stream mismatch"). So a running turn's tokens are decoded again in the
 /// new context before it goes on (one prefill, once in the life of the
 /// context), and idle sequences' caches are dropped: their sessions prefill
-/// their next turn in full, once.
+/// their next turn in full, once. Not while a turn holding images answers
+/// (its image embeddings cannot be decoded again from tokens): the turns
+/// queued then wait for it.
 ///
 /// The swap holds `creation`, the lock that guards `pointer`, from the old
 /// context's free to the new one's store: `prepare()` may ask for the
@@ -34,6 +36,9 @@ extension BatchedContext {
   /// its old size when llama.cpp could not make the larger one).
   func growIfWaiting() -> Bool {
     guard !growthFailed, caches.count < settings.sequences else { return false }
+    // A turn holding images could not decode them again in the new context:
+    // the turns queued behind it wait for it instead.
+    guard !active.contains(where: { $0.request.media != nil }) else { return false }
     let crowded = state.withLock { $0.queue.count > $0.slots.idleCount }
     guard crowded else { return false }
     let count = creation.withLock { () -> Int? in

@@ -36,6 +36,10 @@ struct GenerationRequest: Sendable {
   var log: LogHandler = .silent
   /// The states this request saves to the prompt cache, when the model has one.
   var cacheWrites: PromptCacheWrites?
+  /// The prompt as libmtmd's chunks, when it holds images: then `prompt` is
+  /// one `BatchedContext.mediaToken` for each position the chunks take, and
+  /// the scheduler prefills the chunks instead (`prefillMedia`).
+  var media: MediaChunks?
 }
 
 /// What one generation did.
