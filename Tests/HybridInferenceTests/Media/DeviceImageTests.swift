@@ -276,10 +276,21 @@ final class DeviceImageTests: XCTestCase {
   /// Two model values of the same weights and projector load the projector
   /// once (at `prepare()`), and it is freed with the last of them.
   func testTheProjectorIsLoadedOncePerModel_andFreedWithTheModelValues() async throws {
+    // Copies of their own: other tests' model values of the shared files may
+    // still hold that projector while this one runs.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("projector-once-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let weights = directory.appendingPathComponent("model.gguf").path
+    let projector = directory.appendingPathComponent("mmproj.gguf").path
+    try FileManager.default.copyItem(
+      atPath: try LocalTestModels.require(LocalTestModels.tinyVisionPath), toPath: weights)
+    try FileManager.default.copyItem(
+      atPath: try LocalTestModels.require(LocalTestModels.tinyProjectorPath), toPath: projector)
     weak var released: Projector?
     do {
-      let first = try seeing()
-      let second = try seeing()
+      let first = LocalSystemModel(modelPath: weights, projectorPath: projector, contextSize: 512, threads: 2)
+      let second = LocalSystemModel(modelPath: weights, projectorPath: projector, contextSize: 512, threads: 2)
       try await first.prepare()
       try await second.prepare()
       let one = try await first.loadedProjector(for: try await first.loadedModel(progress: nil))
