@@ -5,17 +5,21 @@ import HybridInferenceCore
 ///
 /// Such a prompt is prefilled alone, between two steps, on the scheduler's
 /// lane: libmtmd encodes each image and decodes the chunks, text and image
-/// embeddings, into the turn's sequence (`mtmd_helper_eval_chunks`), in
-/// batches of the context's batch size; the other turns wait for that one
-/// prefill. Then the turn samples its first token from the last logits and
-/// answers in the shared steps like any other.
+/// embeddings, into the turn's sequence (`mtmd_helper_eval_chunk_single`),
+/// in batches of the context's batch size; the other turns wait for that
+/// one prefill. Then the turn samples its first token from the last logits
+/// and answers in the shared steps like any other.
 ///
-/// Its cells are never reused by another prompt: the sequence is emptied
-/// first (nothing of an earlier turn is kept), no saved prompt state is
-/// loaded or saved, and the cache records each position as `mediaToken`,
-/// which no tokenized prompt holds, so no later turn (of this session or
-/// another) finds a shared prefix there, and two prompts that differ only
-/// in their images can never share a state.
+/// A session's next turn keeps what its sequence holds of the same
+/// conversation, as a text turn does: the text token by token, an image
+/// whole when the new prompt has the same image (by the SHA-256 of its
+/// bytes) in the same positions (`SequenceCache.keepCachedPrefix`). It
+/// then encodes only the images after what it kept; with none after, the
+/// rest is text, decoded in the shared steps. The cache records each image
+/// position as `mediaToken`, which no tokenized prompt holds, so a text
+/// prompt never reuses an image's cells, and a sequence that changes hands
+/// keeps only a text instruction prefix (a media prompt shares none). No
+/// saved prompt state is loaded or saved for a media prompt.
 extension BatchedContext {
   /// What a sequence's cache records for each position a media prompt took.
   static var mediaToken: llama_token { LLAMA_TOKEN_NULL }
@@ -33,23 +37,41 @@ extension BatchedContext {
     turn.request.media != nil && turn.unDecoded.contains(Self.mediaToken)
   }
 
-  /// Prefills `turn`'s prompt from `chunks` into its emptied sequence, with
-  /// room for `reserve` answer tokens, and samples its first token.
+  /// Prefills `turn`'s prompt from `chunks` into its sequence, with room for
+  /// `reserve` answer tokens: keeps what the sequence holds of it, then
+  /// evaluates the chunks after that with libmtmd and samples the first
+  /// token, or, when only text is left, leaves that text to the shared steps.
   ///
   /// - Throws: `CancellationError` when the turn was cancelled during it;
   ///   libmtmd's failure, typed; the sequence is empty again after either.
   func prefillMedia(_ turn: SequenceTurn, chunks: MediaChunks, reserve: Int, window: Int) throws {
     var (context, memory) = try current()
-    caches[turn.sequence].clear(memory)
-    turn.reusedTokens = 0
-    let count = turn.prompt.count
-    if fitWindow(toHold: count + reserve, depth: count) { (context, memory) = try current() }
+    let prompt = turn.prompt
+    let layout = chunks.layout
+    let count = prompt.count
+    var kept = caches[turn.sequence].keepCachedPrefix(of: prompt, images: layout.images, in: memory)
+    // Fitted once the prefix is kept, which is kept again after (as `prepare` does).
+    if fitWindow(toHold: count + reserve, depth: count) {
+      (context, memory) = try current()
+      kept = caches[turn.sequence].keepCachedPrefix(of: prompt, images: layout.images, in: memory)
+    }
     turn.sampler = try turn.request.sampler()
+    var first = layout.chunk(holding: kept)
+    guard layout.hasImages(from: first) else {
+      turn.reusedTokens = kept
+      turn.unDecoded = prompt[kept...]
+      return
+    }
+    // libmtmd decodes whole chunks: from the start of the one `kept` is in.
+    caches[turn.sequence].keep(prefix: layout.chunkStarts[first], in: memory)
+    if caches[turn.sequence].tokens.count != layout.chunkStarts[first] { first = 0 }
+    let from = caches[turn.sequence].tokens.count
+    turn.reusedTokens = from
     stepFlags = [turn.flag]
     setAbortCallback(context, enabled: true)
     let evaluated = Result { () throws(HybridInferenceError) -> Int32 in
       try chunks.projector.evaluate(
-        chunks, into: context, sequence: llama_seq_id(turn.sequence), from: 0,
+        chunks, fromChunk: first, into: context, sequence: llama_seq_id(turn.sequence), from: Int32(from),
         batchSize: Int32(clamping: settings.batchSize))
     }
     setAbortCallback(context, enabled: false)
@@ -68,7 +90,8 @@ extension BatchedContext {
       throw HybridInferenceError.generationFailed(
         "libmtmd's prompt took \(next) positions, not the \(count) it was counted for")
     }
-    caches[turn.sequence].append(repeatElement(Self.mediaToken, count: count))
+    caches[turn.sequence].append(prompt[from...])
+    caches[turn.sequence].holds(layout)
     turn.unDecoded = []
     turn.answering = true
     // The logits of the chunks' last token: the last output of the last decode.
