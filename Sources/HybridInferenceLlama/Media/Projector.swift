@@ -12,7 +12,7 @@ import Synchronization
 /// thread; encoding and decoding (libmtmd's `mtmd_helper_eval_chunk_single`) is
 /// not, and belongs to whoever holds the llama.cpp context.
 ///
-/// `@unchecked Sendable`: nothing here changes after `init`, and libmtmd's
+/// `@unchecked Sendable`: nothing here changes after `init` (but `encodedImages`, an atomic), and libmtmd's
 /// context is only read by the members below (its capability queries,
 /// `mtmd_tokenize` and the helper's decoding are thread-safe by its
 /// header's word), but for encoding, which `evaluate` does under `encoding`.
