@@ -85,4 +85,22 @@ final class DeviceImageReuseTests: XCTestCase {
     let fresh = try await local.respond(to: ModelRequest(transcript: conversation, options: Self.greedy))
     XCTAssertEqual(fresh.text, swapped.text)
   }
+
+  func testANewImageInTheNextTurn_isTheOnlyOneEncoded_andAnswersAsAFreshSession() async throws {
+    let local = try seeing()
+    let session = GenerativeModelSession(model: local, logHandler: .silent)
+    let first = try await session.respond(to: Self.asking("What is in the picture?", Self.checks), options: Self.greedy)
+    let firstPrompt = try XCTUnwrap(first.rawResponse.usageMetadata?.promptTokenCount)
+    let before = try await encodes(local)
+    let next = try await session.respond(to: Self.asking("And in this one?", Self.gradient), options: Self.greedy)
+    let after = try await encodes(local)
+    XCTAssertEqual(after, before + 1, "only the new image is encoded")
+    XCTAssertGreaterThanOrEqual(next.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0, firstPrompt)
+
+    let asked = Transcript(entries: Array(session.transcript.entries.dropLast()))
+    let fresh = try await local.respond(to: ModelRequest(transcript: asked, options: Self.greedy))
+    let afterFresh = try await encodes(local)
+    XCTAssertEqual(afterFresh, after + 2, "a fresh request encodes both")
+    XCTAssertEqual(fresh.text, next.content)
+  }
 }

@@ -38,9 +38,10 @@ extension BatchedContext {
   }
 
   /// Prefills `turn`'s prompt from `chunks` into its sequence, with room for
-  /// `reserve` answer tokens: keeps what the sequence holds of it, then
-  /// evaluates the chunks after that with libmtmd and samples the first
-  /// token, or, when only text is left, leaves that text to the shared steps.
+  /// `reserve` answer tokens: keeps what the sequence holds of it, decodes
+  /// the rest of the text chunk it ends in, evaluates the chunks after that
+  /// with libmtmd and samples the first token; or, when only text is left,
+  /// leaves that text to the shared steps.
   ///
   /// - Throws: `CancellationError` when the turn was cancelled during it;
   ///   libmtmd's failure, typed; the sequence is empty again after either.
@@ -62,17 +63,26 @@ extension BatchedContext {
       turn.unDecoded = prompt[kept...]
       return
     }
-    // libmtmd decodes whole chunks: from the start of the one `kept` is in.
-    caches[turn.sequence].keep(prefix: layout.chunkStarts[first], in: memory)
-    if caches[turn.sequence].tokens.count != layout.chunkStarts[first] { first = 0 }
+    var tail: ArraySlice<llama_token> = []
+    if layout.images.contains(where: { $0.chunk == first }) || kept == layout.chunkStarts[first] {
+      // An image chunk is evaluated whole, from its start.
+      caches[turn.sequence].keep(prefix: layout.chunkStarts[first], in: memory)
+      if caches[turn.sequence].tokens.count != layout.chunkStarts[first] { first = 0 }
+    } else {
+      // The rest of a text chunk is decoded here; libmtmd goes on at the next chunk.
+      let end = first + 1 < layout.chunkStarts.count ? layout.chunkStarts[first + 1] : count
+      tail = prompt[kept..<end]
+      first += 1
+    }
     let from = caches[turn.sequence].tokens.count
     turn.reusedTokens = from
     stepFlags = [turn.flag]
     setAbortCallback(context, enabled: true)
     let evaluated = Result { () throws(HybridInferenceError) -> Int32 in
-      try chunks.projector.evaluate(
-        chunks, fromChunk: first, into: context, sequence: llama_seq_id(turn.sequence), from: Int32(from),
-        batchSize: Int32(clamping: settings.batchSize))
+      try decodeText(tail, for: turn, context: context)
+      return try chunks.projector.evaluate(
+        chunks, fromChunk: first, into: context, sequence: llama_seq_id(turn.sequence),
+        from: Int32(from + tail.count), batchSize: Int32(clamping: settings.batchSize))
     }
     setAbortCallback(context, enabled: false)
     state.withLock { $0.steps.count += 1 }
@@ -90,11 +100,35 @@ extension BatchedContext {
       throw HybridInferenceError.generationFailed(
         "libmtmd's prompt took \(next) positions, not the \(count) it was counted for")
     }
-    caches[turn.sequence].append(prompt[from...])
+    caches[turn.sequence].append(prompt[caches[turn.sequence].tokens.count...])
     caches[turn.sequence].holds(layout)
     turn.unDecoded = []
     turn.answering = true
     // The logits of the chunks' last token: the last output of the last decode.
     sample(turn, at: -1, context: context, window: window)
+  }
+
+  /// Decodes `tokens`, text that follows what `turn`'s sequence holds, into
+  /// it without logits, at most a batch a decode, recording each decode.
+  private func decodeText(
+    _ tokens: ArraySlice<llama_token>, for turn: SequenceTurn, context: OpaquePointer
+  ) throws(HybridInferenceError) {
+    var rest = tokens
+    while !rest.isEmpty {
+      let part = rest.prefix(max(1, settings.batchSize))
+      let base = caches[turn.sequence].tokens.count
+      for (offset, token) in part.enumerated() {
+        batch.token[offset] = token
+        batch.pos[offset] = llama_pos(base + offset)
+        batch.n_seq_id[offset] = 1
+        batch.seq_id[offset]?[0] = llama_seq_id(turn.sequence)
+        batch.logits[offset] = 0
+      }
+      batch.n_tokens = Int32(part.count)
+      let status = llama_decode(context, batch)
+      guard status == 0 else { throw .generationFailed("llama.cpp could not decode the prompt's text (\(status))") }
+      caches[turn.sequence].append(part)
+      rest = rest.dropFirst(part.count)
+    }
   }
 }
