@@ -11,6 +11,7 @@
 #define CHYBRID_MTMD_CONTEXT_PARAMS struct mtmd_context_params
 #define CHYBRID_MTMD_INPUT_TEXT struct mtmd_input_text
 #define CHYBRID_MTMD_LOG_CALLBACK ggml_log_callback
+#define CHYBRID_MTMD_CHUNK_TYPE enum mtmd_input_chunk_type
 #define CHYBRID_MTMD_INIT_OPT struct mtmd_helper_init_opt
 #define CHYBRID_MTMD_BITMAP_WRAPPER struct mtmd_helper_bitmap_wrapper
 #include "mtmd-declarations.h"

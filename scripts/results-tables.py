@@ -325,9 +325,30 @@ def thinking(text):
              f"the same weights without it, {m[6]} t/s", m[7], ">= 0.97", met(number(m[7]) >= 0.97))]
 
 
+def image(text):
+    m = re.search(r"image first token, median of (\d+), (\d+) thread\(s\): HybridInference " + NUM
+                  + r" ms, llama-mtmd-cli " + NUM + r" ms \(its encode \+ prompt eval " + NUM + r" ms\); ratio " + NUM,
+                  text)
+    k = re.search(r"second turn first token: image kept " + NUM + r" ms, encoded again " + NUM + r" ms; speedup "
+                  + NUM + "x", text)
+    rows = []
+    # BENCH_IMAGE_NOTE: what the run's figures need said (a loaded machine), in both rows.
+    note = os.environ.get("BENCH_IMAGE_NOTE", "")
+    if m:
+        rows.append((17, f"time to first token, one 28x28 image, {m[3]} ms ({m[1]} runs, {m[2]} threads"
+                     + (f"; {note})" if note else ")"),
+                     f"llama-mtmd-cli -n 1, {m[4]} ms (its encode + prompt eval {m[5]} ms)", m[6], "none set",
+                     DASH))
+    if k:
+        rows.append((17, f"second turn's first token, the image's cells kept, {k[1]} ms" + (f" ({note})" if note else ""),
+                     f"the conversation prefilled and encoded again, {k[2]} ms", f"{k[3]}x", "> 1x (faster)",
+                     met(number(k[3]) > 1)))
+    return rows
+
+
 PARSERS = {f.__name__: f for f in (throughput, decode, depth, concurrent, grammar, multiturn, promptcache, cancel,
                                     memory, render, parity, cloud, sse, streaming, chunks, fleet, hedging, download,
-                                    thinking)}
+                                    thinking, image)}
 
 
 def cpu_label(cpuinfo=None, lscpu=None):

@@ -20,7 +20,7 @@ FLEET_GGUF="${BENCH_FLEET_MODEL:-${HYBRID_TEST_TINY_MODEL:-$HI_MODELS/tiny-rando
 LLAMA_BENCH="${LLAMA_BENCH_BIN:-$LLAMA_PREFIX/bin/llama-bench}"
 THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
 RUNS="${BENCH_RUNS:-7}"
-ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download thinking"
+ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download thinking image"
 STEPS="${BENCH_STEPS:-$ALL_STEPS}"
 for name in $STEPS; do
     [[ " $ALL_STEPS " == *" $name "* ]] || hi_die "unknown step '$name' in BENCH_STEPS (steps: $ALL_STEPS)"
@@ -208,4 +208,23 @@ fi
 if wants thinking; then
     step "streamed decode through the thought splitter beside the same weights without it ($RUNS rounds)"
     "$BIN/local-benchmark" thinking "$MODEL" "$RUNS" | tee "$OUT/thinking"
+fi
+
+if wants image; then
+    step "time to first token with one 28x28 image beside llama-mtmd-cli, and a second turn with the image kept ($RUNS runs)"
+    VISION="${BENCH_VISION_MODEL:-$HI_MODELS/tiny-random-llava.gguf}"
+    PROJECTOR="${BENCH_VISION_PROJECTOR:-$HI_MODELS/tiny-random-llava-mmproj.gguf}"
+    [ -f "$VISION" ] && [ -f "$PROJECTOR" ] || hi_die "the vision model or its projector is missing: $VISION, $PROJECTOR"
+    # The projector's own size (the tiny one's is 28x28), so that libmtmd resizes nothing.
+    "$PY" - "$OUT/image.png" <<'PNG'
+import struct, sys, zlib
+w = h = 28
+rows = b"".join(b"\0" + b"".join(bytes(((x * 9) % 256, (y * 9) % 256, 120)) for x in range(w)) for y in range(h))
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+png += chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+open(sys.argv[1], "wb").write(png)
+PNG
+    "$BIN/local-benchmark" image "$VISION" "$PROJECTOR" "$LLAMA_PREFIX/bin/llama-mtmd-cli" "$OUT/image.png" "$RUNS" "$THREADS" | tee "$OUT/image"
 fi

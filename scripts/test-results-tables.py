@@ -64,6 +64,10 @@ turn 1: ttft with KV reuse 114.7 ms, without 166.1 ms
 turn 8: ttft with KV reuse 148.3 ms, without 1187.9 ms
 turn 8 / turn 1 with reuse: 1.29; without reuse: 7.15
 """,
+    "image": """\
+image first token, median of 3, 2 thread(s): HybridInference 4.31 ms, llama-mtmd-cli 3.08 ms (its encode + prompt eval 2.03 ms); ratio 1.399
+second turn first token: image kept 2.89 ms, encoded again 5.91 ms; speedup 2.05x
+""",
     "promptcache": """\
 restored conversation, turn 9, on AMD EPYC:
   live session (KV in memory)   : ttft 351.2 ms (runs ["351.2"]), prompt 1149 tokens, 1030 not decoded
@@ -215,6 +219,10 @@ class Parsers(unittest.TestCase):
         self.assertEqual(self.rows("grammar")[0][3:], ("0.925 (cost 7.5%)", "cost < 15%", "yes"))
         self.assertEqual([r[3] for r in self.rows("multiturn")], ["1.29", "7.15"])
         self.assertEqual([r[3] for r in self.rows("promptcache")], ["1.31x", "12.37x"])
+        first, second = self.rows("image")
+        self.assertEqual((first[0], first[3], first[5]), (17, "1.399", "\u2013"))
+        self.assertEqual(first[2], "llama-mtmd-cli -n 1, 3.08 ms (its encode + prompt eval 2.03 ms)")
+        self.assertEqual((second[3], second[5]), ("2.05x", "yes"))
         self.assertEqual([r[5] for r in self.rows("cancel")], ["yes", "not shown: includes the probe"])
         self.assertEqual(self.rows("memory")[0][3:], ("0.39", "<= 1.0", "yes"))
         self.assertEqual(self.rows("render")[0][3], "0.384 ms")
@@ -352,7 +360,7 @@ class TheRepositorysResults(unittest.TestCase):
               "Sessions answering at once", "Structured output overhead", "Multi-turn time to first token",
               "Restored conversation", "Cancellation", "Memory", "Chat template render and parity",
               "Cloud client beside curl", "Large events and tiny chunks", "Remote clients at scale", "Hedged requests",
-              "Model downloads", "Thinking models"]
+              "Model downloads", "Thinking models", "Images on device"]
 
     def test_everySection_isThere_inOrder_withATableTheGeneratorCanRewrite(self):
         with open(os.path.join(ROOT, "Benchmarks", "RESULTS.md"), encoding="utf-8") as f:

@@ -26,6 +26,7 @@ import HybridInferenceRemote
 //   local-benchmark calibrate <model.gguf>[,<model.gguf>...] <llama-bench> [threads] [rounds]   (the flash-attention calibration beside llama-bench -fa 0 / -fa 1: "Attention at depth")
 //   local-benchmark download <model.gguf> [rounds]   (the file from the loopback CDN: ModelDownload beside curl -o, then a resume after a cut at 40%: "Model downloads")
 //   local-benchmark thinking <model.gguf> [rounds]   (streamed decode through the thought splitter beside the same weights without it: "Thinking models")
+//   local-benchmark image <model.gguf> <mmproj.gguf> <llama-mtmd-cli> <image.png> [runs] [threads]   (time to first token with one image beside llama-mtmd-cli; a second turn with the image kept beside encoded again: "Images on device")
 //   local-benchmark sha256 [MiB]   (the download's SHA-256 beside sha256sum and openssl dgst on the same bytes; 256 MiB unless given)
 
 let arguments = CommandLine.arguments
@@ -219,6 +220,20 @@ do {
         "turn 8 / turn 1 with reuse: \(format(last / first, 2)); without reuse: \(format((fresh.last ?? 0) / (fresh.first ?? 1), 2))"
       )
     }
+  case "image":
+    guard arguments.count >= 6 else { throw BenchmarkError("image needs the projector, llama-mtmd-cli and an image") }
+    let runs = arguments.count > 6 ? Int(arguments[6]) ?? 5 : 5
+    let threads = arguments.count > 7 ? Int(arguments[7]) ?? 2 : 2
+    let figures = try await ImageFirstToken.measure(
+      model: path, projector: arguments[3], cli: arguments[4], image: arguments[5], runs: max(1, runs),
+      threads: threads)
+    print(
+      "image first token, median of \(runs), \(threads) thread(s): HybridInference \(format(figures.library * 1000, 2)) ms, "
+        + "llama-mtmd-cli \(format(figures.cli * 1000, 2)) ms (its encode + prompt eval \(format(figures.cliEncode * 1000, 2)) ms); "
+        + "ratio \(format(figures.library / figures.cli, 3))")
+    print(
+      "second turn first token: image kept \(format(figures.kept * 1000, 2)) ms, encoded again \(format(figures.encodedAgain * 1000, 2)) ms; "
+        + "speedup \(format(figures.encodedAgain / figures.kept, 2))x")
   case "cancel":
     let model = LocalSystemModel(modelPath: path, contextSize: 4096)
     try await model.prepare()

@@ -223,6 +223,43 @@ int32_t CHybridMTMD_chunks_positions(const CHybridMTMD_library *library, const C
   return library->call.mtmd_helper_get_n_pos(chunks);
 }
 
+// The chunk at index, or NULL past the end.
+static const struct mtmd_input_chunk *chunk_at(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks,
+                                               size_t index) {
+  if (index >= library->call.mtmd_input_chunks_size(chunks)) return NULL;
+  return library->call.mtmd_input_chunks_get(chunks, index);
+}
+
+int32_t CHybridMTMD_chunk_kind(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks, size_t index) {
+  const struct mtmd_input_chunk *chunk = chunk_at(library, chunks, index);
+  return chunk == NULL ? -1 : (int32_t)library->call.mtmd_input_chunk_get_type(chunk);
+}
+
+const int32_t *CHybridMTMD_chunk_text(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks,
+                                      size_t index, size_t *count) {
+  *count = 0;
+  const struct mtmd_input_chunk *chunk = chunk_at(library, chunks, index);
+  // Only a text chunk has tokens to read.
+  if (chunk == NULL || library->call.mtmd_input_chunk_get_type(chunk) != 0) return NULL;
+  return library->call.mtmd_input_chunk_get_tokens_text(chunk, count);
+}
+
+const char *CHybridMTMD_chunk_id(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks, size_t index) {
+  const struct mtmd_input_chunk *chunk = chunk_at(library, chunks, index);
+  return chunk == NULL ? NULL : library->call.mtmd_input_chunk_get_id(chunk);
+}
+
+size_t CHybridMTMD_chunk_tokens(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks, size_t index) {
+  const struct mtmd_input_chunk *chunk = chunk_at(library, chunks, index);
+  return chunk == NULL ? 0 : library->call.mtmd_input_chunk_get_n_tokens(chunk);
+}
+
+int32_t CHybridMTMD_chunk_positions(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks,
+                                    size_t index) {
+  const struct mtmd_input_chunk *chunk = chunk_at(library, chunks, index);
+  return chunk == NULL ? 0 : library->call.mtmd_input_chunk_get_n_pos(chunk);
+}
+
 int32_t CHybridMTMD_tokenize(const CHybridMTMD_library *library, const CHybridMTMD_context *context,
                              CHybridMTMD_chunks *output, const char *text, size_t text_length, bool add_special,
                              bool parse_special, const CHybridMTMD_bitmap *const *bitmaps, size_t bitmap_count) {
@@ -230,12 +267,21 @@ int32_t CHybridMTMD_tokenize(const CHybridMTMD_library *library, const CHybridMT
   return library->call.mtmd_tokenize(context, output, &input, bitmaps, bitmap_count);
 }
 
-int32_t CHybridMTMD_evaluate(const CHybridMTMD_library *library, CHybridMTMD_context *context,
-                             struct llama_context *llama_context, const CHybridMTMD_chunks *chunks,
-                             int32_t first_position, int32_t sequence, int32_t batch_size, bool logits_last,
-                             int32_t *next_position) {
-  return library->call.mtmd_helper_eval_chunks(context, llama_context, chunks, first_position, sequence, batch_size,
-                                               logits_last, next_position);
+int32_t CHybridMTMD_evaluate_from(const CHybridMTMD_library *library, CHybridMTMD_context *context,
+                                  struct llama_context *llama_context, const CHybridMTMD_chunks *chunks,
+                                  size_t first_chunk, int32_t first_position, int32_t sequence, int32_t batch_size,
+                                  bool logits_last, int32_t *next_position) {
+  size_t count = library->call.mtmd_input_chunks_size(chunks);
+  int32_t position = first_position;
+  for (size_t index = first_chunk; index < count; index++) {
+    const struct mtmd_input_chunk *chunk = library->call.mtmd_input_chunks_get(chunks, index);
+    bool last = index + 1 == count;
+    int32_t result = library->call.mtmd_helper_eval_chunk_single(context, llama_context, chunk, position, sequence,
+                                                                  batch_size, last && logits_last, &position);
+    if (result != 0) return result;
+  }
+  *next_position = position;
+  return 0;
 }
 
 void CHybridMTMD_log_set(const CHybridMTMD_library *library, CHybridMTMD_log_callback callback, void *user_data) {

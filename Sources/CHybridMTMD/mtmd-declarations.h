@@ -89,6 +89,9 @@ typedef void (*CHybridMTMD_mirror_log_callback)(int level, const char *text, voi
 #ifndef CHYBRID_MTMD_BITMAP_WRAPPER
 #define CHYBRID_MTMD_BITMAP_WRAPPER struct CHybridMTMD_mirror_bitmap_wrapper
 #endif
+#ifndef CHYBRID_MTMD_CHUNK_TYPE
+#define CHYBRID_MTMD_CHUNK_TYPE int
+#endif
 #ifndef CHYBRID_MTMD_LOG_CALLBACK
 #define CHYBRID_MTMD_LOG_CALLBACK CHybridMTMD_mirror_log_callback
 #endif
@@ -116,10 +119,17 @@ typedef void (*CHybridMTMD_mirror_log_callback)(int level, const char *text, voi
   X(int32_t, mtmd_tokenize,                                                                                     \
     (const struct mtmd_context *ctx, struct mtmd_input_chunks *output, const CHYBRID_MTMD_INPUT_TEXT *text,     \
      const struct mtmd_bitmap *const *bitmaps, size_t n_bitmaps))                                               \
+  X(const struct mtmd_input_chunk *, mtmd_input_chunks_get, (const struct mtmd_input_chunks *chunks, size_t idx)) \
+  X(CHYBRID_MTMD_CHUNK_TYPE, mtmd_input_chunk_get_type, (const struct mtmd_input_chunk *chunk))               \
+  X(const int32_t *, mtmd_input_chunk_get_tokens_text,                                                          \
+    (const struct mtmd_input_chunk *chunk, size_t *n_tokens_output))                                            \
+  X(size_t, mtmd_input_chunk_get_n_tokens, (const struct mtmd_input_chunk *chunk))                              \
+  X(const char *, mtmd_input_chunk_get_id, (const struct mtmd_input_chunk *chunk))                              \
+  X(int32_t, mtmd_input_chunk_get_n_pos, (const struct mtmd_input_chunk *chunk))                                \
   X(size_t, mtmd_helper_get_n_tokens, (const struct mtmd_input_chunks *chunks))                                 \
   X(int32_t, mtmd_helper_get_n_pos, (const struct mtmd_input_chunks *chunks))                                   \
-  X(int32_t, mtmd_helper_eval_chunks,                                                                           \
-    (struct mtmd_context * ctx, struct llama_context * lctx, const struct mtmd_input_chunks *chunks,            \
+  X(int32_t, mtmd_helper_eval_chunk_single,                                                                     \
+    (struct mtmd_context * ctx, struct llama_context * lctx, const struct mtmd_input_chunk *chunk,              \
      int32_t n_past, int32_t seq_id, int32_t n_batch, bool logits_last, int32_t *new_n_past))                   \
   X(CHYBRID_MTMD_INIT_OPT, mtmd_helper_init_opt_default, (void))                                               \
   X(CHYBRID_MTMD_BITMAP_WRAPPER, mtmd_helper_bitmap_init_from_buf,                                              \

@@ -214,15 +214,15 @@ public struct LocalSystemModel: LanguageModel, CustomStringConvertible {
     defer { announcement.withdraw() }
     // The template's renders run off the cooperative pool, and stop when the request is cancelled.
     // With images, they are checked and decoded there too, and the prompt is
-    // libmtmd's chunks: one placeholder token a position, nothing shareable.
+    // libmtmd's chunks: their text tokens and a placeholder for each image
+    // position (`MediaLayout`), nothing shareable.
     let (tools, prompt, shareable, thoughts, media) = try await TemplateThread.run { cancellation in
       let rendered = try Self.prompt(
         of: request, model: model, allowsGenericToolFormat: allowsGenericToolFormat, reading: reading,
         cancellation: cancellation)
       if let projector {
         let chunks = try Self.mediaChunks(of: rendered.rendered, images: images, model: model, projector: projector)
-        let placeholders = [llama_token](repeating: BatchedContext.mediaToken, count: chunks.positionCount)
-        return (rendered.tools, placeholders, 0, rendered.thoughts, Optional(chunks))
+        return (rendered.tools, chunks.layout.tokens, 0, rendered.thoughts, Optional(chunks))
       }
       let shareable = try model.shareablePrefix(
         of: rendered.tokens, messages: rendered.messages, tools: rendered.templateTools, cancellation: cancellation)

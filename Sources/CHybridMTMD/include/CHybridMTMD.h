@@ -108,6 +108,19 @@ size_t CHybridMTMD_chunks_count(const CHybridMTMD_library *library, const CHybri
 size_t CHybridMTMD_chunks_tokens(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks);
 int32_t CHybridMTMD_chunks_positions(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks);
 
+// Chunk index of chunks (index < CHybridMTMD_chunks_count): its kind (0
+// text, 1 image, 2 sound; -1 past the end); its text tokens, count written
+// to count (NULL, count 0, for media), owned by chunks; its id (an image's
+// bitmap id; NULL for text or an image without one), owned by chunks; the
+// tokens and the positions it takes.
+int32_t CHybridMTMD_chunk_kind(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks, size_t index);
+const int32_t *CHybridMTMD_chunk_text(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks,
+                                      size_t index, size_t *count);
+const char *CHybridMTMD_chunk_id(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks, size_t index);
+size_t CHybridMTMD_chunk_tokens(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks, size_t index);
+int32_t CHybridMTMD_chunk_positions(const CHybridMTMD_library *library, const CHybridMTMD_chunks *chunks,
+                                    size_t index);
+
 // Splits text (text_length bytes) into chunks of text and media, one bitmap
 // for each marker in order. Returns 0; 1 when the markers and bitmaps differ
 // in number; 2 when an image could not be prepared.
@@ -115,14 +128,19 @@ int32_t CHybridMTMD_tokenize(const CHybridMTMD_library *library, const CHybridMT
                              CHybridMTMD_chunks *output, const char *text, size_t text_length, bool add_special,
                              bool parse_special, const CHybridMTMD_bitmap *const *bitmaps, size_t bitmap_count);
 
-// Decodes chunks into sequence sequence of llama_context, from position
+// Decodes chunks, from chunk first_chunk on (the earlier ones are in the
+// sequence already), into sequence sequence of llama_context, from position
 // first_position, at most batch_size tokens a decode; encodes each image
-// first. Writes the position after the last to next_position. Returns 0, or
-// libmtmd's or llama_decode's failure. Not thread-safe on one context.
-int32_t CHybridMTMD_evaluate(const CHybridMTMD_library *library, CHybridMTMD_context *context,
-                             struct llama_context *llama_context, const CHybridMTMD_chunks *chunks,
-                             int32_t first_position, int32_t sequence, int32_t batch_size, bool logits_last,
-                             int32_t *next_position);
+// first. Each chunk is decoded by libmtmd's helper
+// (mtmd_helper_eval_chunk_single), logits only for the last chunk's last
+// token when logits_last. Writes the position after the last to
+// next_position. Returns 0 (nothing decoded when first_chunk is the count
+// or past it), or libmtmd's or llama_decode's failure. Not thread-safe on one
+// context.
+int32_t CHybridMTMD_evaluate_from(const CHybridMTMD_library *library, CHybridMTMD_context *context,
+                                  struct llama_context *llama_context, const CHybridMTMD_chunks *chunks,
+                                  size_t first_chunk, int32_t first_position, int32_t sequence, int32_t batch_size,
+                                  bool logits_last, int32_t *next_position);
 
 // Where libmtmd's log lines (and its image encoder's) go: callback(level,
 // text, user_data), level as ggml_log_level (2 info, 3 warning, 4 error, 5

@@ -7,7 +7,8 @@ import HybridInferenceCore
 ///
 /// It holds its projector, whose context the chunks refer to. `@unchecked
 /// Sendable`: the chunks are only read after `tokenize` made them
-/// (`mtmd_helper_get_n_tokens` and `_n_pos` read), and freed once, in `deinit`.
+/// (`mtmd_helper_get_n_tokens`, `_n_pos` and each chunk's tokens and id
+/// read in `init`), and freed once, in `deinit`.
 final class MediaChunks: @unchecked Sendable {
   let projector: Projector
   /// libmtmd's list (`mtmd_input_chunks *`).
@@ -19,6 +20,8 @@ final class MediaChunks: @unchecked Sendable {
   /// The positions they take in the context: `tokenCount`, but for models
   /// that place image tokens in two dimensions (M-RoPE).
   let positionCount: Int
+  /// What each position holds, for a later turn to compare.
+  let layout: MediaLayout
 
   fileprivate init(projector: Projector, pointer: OpaquePointer) {
     let table = projector.library.table
@@ -27,6 +30,7 @@ final class MediaChunks: @unchecked Sendable {
     self.count = CHybridMTMD_chunks_count(table, pointer)
     self.tokenCount = CHybridMTMD_chunks_tokens(table, pointer)
     self.positionCount = Int(CHybridMTMD_chunks_positions(table, pointer))
+    self.layout = MediaLayout(chunks: pointer, count: count, table: table)
   }
 
   deinit {
@@ -112,25 +116,28 @@ extension Projector {
 }
 
 extension Projector {
-  /// Decodes `chunks` into `sequence` of the llama.cpp context `llamaContext`
-  /// from `position`, at most `batchSize` tokens a decode, encoding each
-  /// image on the way; returns the position after the last. With
-  /// `logitsLast`, the last token's logits are kept for sampling.
+  /// Decodes `chunks`, from the chunk `first` on (those before are in the
+  /// sequence already), into `sequence` of the llama.cpp context
+  /// `llamaContext` from `position`, at most `batchSize` tokens a decode,
+  /// encoding each image on the way; returns the position after the last.
+  /// With `logitsLast`, the last token's logits are kept for sampling.
   ///
   /// The caller holds the llama.cpp context for the call; the projector's
   /// encoder is held here (`encoding`), for callers of other contexts.
   func evaluate(
-    _ chunks: MediaChunks, into llamaContext: OpaquePointer, sequence: Int32, from position: Int32,
-    batchSize: Int32, logitsLast: Bool = true
+    _ chunks: MediaChunks, fromChunk first: Int = 0, into llamaContext: OpaquePointer, sequence: Int32,
+    from position: Int32, batchSize: Int32, logitsLast: Bool = true
   ) throws(HybridInferenceError) -> Int32 {
     var next: Int32 = 0
     let errors = MTMDErrorLines()
     encoding.lock()
     defer { encoding.unlock() }
     let result = MTMDErrorLines.$collecting.withValue(errors) {
-      CHybridMTMD_evaluate(
-        library.table, context, llamaContext, chunks.pointer, position, sequence, batchSize, logitsLast, &next)
+      CHybridMTMD_evaluate_from(
+        library.table, context, llamaContext, chunks.pointer, max(0, first), position, sequence, batchSize,
+        logitsLast, &next)
     }
+    encodedImages.add(chunks.layout.images.count { $0.chunk >= first }, ordering: .relaxed)
     guard result == 0 else {
       throw .generationFailed("libmtmd could not evaluate the prompt's chunks: \(errors.summary ?? "code \(result)")")
     }

@@ -1,6 +1,7 @@
 import CHybridMTMD
 import Foundation
 import HybridInferenceCore
+import Synchronization
 
 /// A multimodal projector (an `mmproj` GGUF) loaded by libmtmd for one
 /// loaded model: what turns an image or a sound into embeddings the model
@@ -8,10 +9,10 @@ import HybridInferenceCore
 ///
 /// It holds its model: libmtmd keeps the model's pointer and vocabulary, so
 /// the model must outlive it. Reading its capabilities is safe from any
-/// thread; encoding and decoding (libmtmd's `mtmd_helper_eval_chunks`) is
+/// thread; encoding and decoding (libmtmd's `mtmd_helper_eval_chunk_single`) is
 /// not, and belongs to whoever holds the llama.cpp context.
 ///
-/// `@unchecked Sendable`: nothing here changes after `init`, and libmtmd's
+/// `@unchecked Sendable`: nothing here changes after `init` (but `encodedImages`, an atomic), and libmtmd's
 /// context is only read by the members below (its capability queries,
 /// `mtmd_tokenize` and the helper's decoding are thread-safe by its
 /// header's word), but for encoding, which `evaluate` does under `encoding`.
@@ -40,6 +41,9 @@ final class Projector: @unchecked Sendable {
   /// by every model value of its weights, whose contexts' schedulers run on
   /// lanes of their own.
   let encoding = NSLock()
+  /// How many images `evaluate` has handed to the encoder: what tells a
+  /// test that a later turn kept an image's cells instead.
+  let encodedImages = Atomic<Int>(0)
 
   /// Loads the projector at `path` for `model` on the calling thread.
   ///

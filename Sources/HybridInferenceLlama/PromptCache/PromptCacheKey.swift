@@ -96,3 +96,20 @@ struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
     "\(path) \(identity.size) \(identity.modified.seconds).\(identity.modified.nanoseconds) \(headerChecksum)"
   }
 }
+
+extension PromptCacheKey {
+  /// The key hash for a state whose tokens hold `images`: `hash` itself
+  /// without images, else `hash` with each image's id and place, so that two
+  /// prompts whose tokens differ only in their images (every image position
+  /// holds the same placeholder token) never share a state. Nil when an
+  /// image has no id: such a state is not saved.
+  static func hash(_ hash: UInt64, images: [MediaLayout.Image]) -> UInt64? {
+    guard !images.isEmpty else { return hash }
+    var lines = ["key \(hash)"]
+    for image in images {
+      guard let id = image.id else { return nil }
+      lines.append("image \(image.start) \(image.count) \(id)")
+    }
+    return Checksum64.of(Array(lines.joined(separator: "\n").utf8))
+  }
+}

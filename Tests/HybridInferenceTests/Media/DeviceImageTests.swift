@@ -242,10 +242,10 @@ final class DeviceImageTests: XCTestCase {
     XCTAssertEqual(after.rawResponse.placement, .onDevice)
   }
 
-  /// The next text turn reads the earlier image again (a follow-up question
-  /// still sees it) and reuses none of the image turn's cells; a text
-  /// session answering at the same time as an image one keeps its own answer.
-  func testAfterAnImage_theNextTurnReadsItAgain_reusesNothing_andSessionsAnswerTogether() async throws {
+  /// The next text turn still reads the earlier image (a follow-up question
+  /// still sees it), from the image turn's cells it keeps; a text session
+  /// answering at the same time as an image one keeps its own answer.
+  func testAfterAnImage_theNextTurnReadsIt_fromKeptCells_andSessionsAnswerTogether() async throws {
     let local = try seeing()
     let session = GenerativeModelSession(model: local, logHandler: .silent)
     _ = try await session.respond(
@@ -253,7 +253,7 @@ final class DeviceImageTests: XCTestCase {
       options: Self.greedy)
     let next = try await session.respond(to: "And now?", options: Self.greedy)
     XCTAssertEqual(next.rawResponse.placement, .onDevice)
-    XCTAssertEqual(next.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0, 0)
+    XCTAssertGreaterThan(next.rawResponse.usageMetadata?.cachedContentTokenCount ?? 0, 0)
     let asked = Transcript(entries: Array(session.transcript.entries.dropLast()))
     let messages = try ChatTemplate.messages(of: asked, reading: .images(marker: "<__media__>"))
     XCTAssertEqual(messages.first?.content, "What is in the picture?\n<__media__>")

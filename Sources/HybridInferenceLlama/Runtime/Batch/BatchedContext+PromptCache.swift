@@ -88,8 +88,11 @@ extension BatchedContext {
   func saveIfDue(_ turn: SequenceTurn, context: OpaquePointer) {
     let sequence = turn.sequence
     let count = caches[sequence].tokens.count
+    // A media prompt plans no save points (`prefillMedia`); its key would
+    // name its images all the same.
     guard let promptCache, let key = cacheKey, let writes = turn.request.cacheWrites,
-      let point = turn.savePoints.first, point == count
+      let point = turn.savePoints.first, point == count,
+      let stateKey = PromptCacheKey.hash(key.hash, images: turn.request.media?.layout.images ?? [])
     else { return }
     turn.savePoints.removeFirst()
     let clock = ContinuousClock.now
@@ -115,7 +118,7 @@ extension BatchedContext {
     }
     writes.recordCopy(clock.duration(to: .now))
     promptCache.store.save(
-      tokens: Array(caches[sequence].tokens), state: kept, key: key.hash, replacing: cacheKeys.map(\.key.hash),
+      tokens: Array(caches[sequence].tokens), state: kept, key: stateKey, replacing: cacheKeys.map(\.key.hash),
       isShareable: point == turn.shareablePoint, writes: writes, log: log)
   }
 

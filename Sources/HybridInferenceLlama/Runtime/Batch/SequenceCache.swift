@@ -14,6 +14,10 @@ struct SequenceCache {
   /// opening, the instructions), which another session whose prompt starts
   /// the same may reuse; the rest is private.
   var shareablePrefix = 0
+  /// The images among `tokens` (each of its positions holds
+  /// `BatchedContext.mediaToken`), in order: a later turn keeps one only
+  /// when its prompt has the same image in the same positions.
+  private(set) var images: [MediaLayout.Image] = []
 
   init(id: llama_seq_id) {
     self.id = id
@@ -22,6 +26,11 @@ struct SequenceCache {
   /// Records tokens a decode step has just added.
   mutating func append(_ added: some Collection<llama_token>) {
     tokens.append(contentsOf: added)
+  }
+
+  /// Records that the sequence holds `layout`'s images, those within its tokens.
+  mutating func holds(_ layout: MediaLayout) {
+    images = layout.images.filter { $0.start + $0.count <= tokens.count }
   }
 
   /// Keeps the first `count` tokens and drops the rest from the cache.
@@ -33,6 +42,7 @@ struct SequenceCache {
     }
     tokens.removeSubrange(count...)
     shareablePrefix = min(shareablePrefix, count)
+    images.removeAll { $0.start + $0.count > count }
   }
 
   /// Records a state llama.cpp has just read into the sequence from the
@@ -41,6 +51,7 @@ struct SequenceCache {
   mutating func loaded(_ loaded: ArraySlice<llama_token>, shareable: Int) {
     tokens = Array(loaded)
     shareablePrefix = min(shareable, loaded.count)
+    images = []
   }
 
   /// Drops whatever a failed or aborted step left after the known tokens.
@@ -53,6 +64,7 @@ struct SequenceCache {
     _ = llama_memory_seq_rm(memory, id, -1, -1)
     tokens.removeAll()
     shareablePrefix = 0
+    images = []
   }
 
   /// A sequence from another session keeps its shareable prefix when this
@@ -67,9 +79,23 @@ struct SequenceCache {
   /// Keeps the longest prefix the cache shares with `prompt` and drops the
   /// rest; returns how many tokens are reused. At least one prompt token is
   /// always decoded again, because sampling needs fresh logits.
-  mutating func keepCachedPrefix(of prompt: [llama_token], in memory: llama_memory_t) -> Int {
+  ///
+  /// An image is kept only whole, and only when `promptImages` has the same
+  /// one in its place (`MediaLayout.Image.isSame`): its positions hold the
+  /// same placeholder token whatever the image. A text prompt (no images)
+  /// never holds that token, so it keeps at most what comes before the first.
+  mutating func keepCachedPrefix(
+    of prompt: [llama_token], images promptImages: [MediaLayout.Image] = [], in memory: llama_memory_t
+  ) -> Int {
     let limit = min(tokens.count, prompt.count - 1)
-    let shared = zip(tokens.prefix(limit), prompt).prefix { $0 == $1 }.count
+    var shared = zip(tokens.prefix(limit), prompt).prefix { $0 == $1 }.count
+    for image in images where image.start < shared {
+      let kept = image.start + image.count <= shared && promptImages.contains { image.isSame(as: $0) }
+      if !kept {
+        shared = image.start
+        break
+      }
+    }
     keep(prefix: shared, in: memory)
     return tokens.count
   }

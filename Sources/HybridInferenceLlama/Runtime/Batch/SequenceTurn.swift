@@ -37,8 +37,9 @@ struct GenerationRequest: Sendable {
   /// The states this request saves to the prompt cache, when the model has one.
   var cacheWrites: PromptCacheWrites?
   /// The prompt as libmtmd's chunks, when it holds images: then `prompt` is
-  /// one `BatchedContext.mediaToken` for each position the chunks take, and
-  /// the scheduler prefills the chunks instead (`prefillMedia`).
+  /// their layout's tokens (`MediaLayout.tokens`: the text's own, and
+  /// `BatchedContext.mediaToken` for each image position), and the
+  /// scheduler prefills the chunks instead (`prefillMedia`).
   var media: MediaChunks?
 }
 
