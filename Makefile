@@ -17,11 +17,12 @@ export HYBRID_TEST_TINY_MODEL ?= $(HI_MODELS)/tiny-random-llama.gguf
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test lint walls docs sanitize demo bench fuzz clean
+.PHONY: help setup build test test-gpu lint walls docs sanitize demo bench fuzz clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
 	@echo "make test   - set up, then lint, check the module walls, build the docs and run the whole test suite"
+	@echo "make test-gpu - the GPU tests on llama.cpp's Vulkan build (set up apart, LLAMA_GPU=vulkan; lavapipe without a GPU)"
 	@echo "make docs   - the DocC documentation, warnings as errors, into .build/docs (part of make test)"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama-bench, llama-server and curl; writes the tables of Benchmarks/RESULTS.md (BENCH_STEPS=\"render parity\" for some)"
@@ -57,6 +58,12 @@ test: setup lint walls docs
 	# The attention decisions the tests make go to a directory of the run's own, not the user's cache.
 	attention=$$(mktemp -d) && HYBRID_INFERENCE_ATTENTION_DIR=$$attention HYBRID_REQUIRE_PREREQUISITES=1 \
 		swift test --skip-build $(SWIFT_LINK); status=$$?; rm -rf "$$attention"; exit $$status
+
+# Not part of `make test`: llama.cpp's Vulkan build in a prefix of its own (LLAMA_GPU=vulkan,
+# ~30 min the first time on 2 cores), the package built against it into .build-gpu, and the
+# GPUTests suite, which skips elsewhere. See README, "GPUs".
+test-gpu:
+	scripts/test-gpu.sh
 
 # Not part of `make test`: two more full builds (.build/asan, .build/tsan). See README, Tests.
 sanitize: setup
