@@ -7,6 +7,8 @@
 # measured, this CPU's rows become the run's; other CPUs' rows and sections not run stay.
 # That also happens when a step fails, for the steps before it.
 #   BENCH_STEPS="render parity" scripts/run-benchmarks.sh   runs only the steps named
+# The gpu step is not among the default steps: it needs llama.cpp's Vulkan build (or another
+# with a GPU) and the package built against it; `make bench-gpu` runs it that way.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$HI_SCRIPTS/.."
@@ -22,6 +24,7 @@ THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
 RUNS="${BENCH_RUNS:-7}"
 ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download thinking"
 STEPS="${BENCH_STEPS:-$ALL_STEPS}"
+ALL_STEPS="$ALL_STEPS gpu"
 for name in $STEPS; do
     [[ " $ALL_STEPS " == *" $name "* ]] || hi_die "unknown step '$name' in BENCH_STEPS (steps: $ALL_STEPS)"
 done
@@ -78,7 +81,7 @@ finish() {
 }
 trap finish EXIT
 
-if wants throughput || wants decode || wants depth || wants rule; then
+if wants throughput || wants decode || wants depth || wants rule || wants gpu; then
     [ -x "$LLAMA_BENCH" ] || hi_die "llama-bench missing: run LLAMA_BENCH=ON scripts/setup-llama.sh (or set LLAMA_BENCH_BIN)"
 fi
 
@@ -208,4 +211,9 @@ fi
 if wants thinking; then
     step "streamed decode through the thought splitter beside the same weights without it ($RUNS rounds)"
     "$BIN/local-benchmark" thinking "$MODEL" "$RUNS" | tee "$OUT/thinking"
+fi
+
+if wants gpu; then
+    step "every layer on the GPU beside llama-bench -ngl 99 on the same device (threads $THREADS, $RUNS runs)"
+    "$BIN/local-benchmark" gpu "$MODEL" "$LLAMA_BENCH" 99 "$THREADS" "$RUNS" | tee "$OUT/gpu"
 fi

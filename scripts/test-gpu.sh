@@ -17,15 +17,9 @@ link=(-Xlinker -rpath -Xlinker "$LLAMA_PREFIX/lib")
 cd "$HI_SCRIPTS/.."
 swift build --build-tests --scratch-path .build-gpu "${link[@]}"
 
-# ggml's Vulkan backend offers discrete and integrated GPUs only; a machine with neither
-# gets lavapipe (a CPU-type device) by its index, unless GGML_VK_VISIBLE_DEVICES says otherwise.
-if [ -z "${GGML_VK_VISIBLE_DEVICES:-}" ] && command -v vulkaninfo >/dev/null 2>&1; then
-    types="$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceType[[:space:]]*=[[:space:]]*//p')"
-    if ! grep -q -e DISCRETE_GPU -e INTEGRATED_GPU <<< "$types"; then
-        index="$(grep -n CPU <<< "$types" | head -n 1 | cut -d: -f1)"
-        [ -n "$index" ] && export GGML_VK_VISIBLE_DEVICES=$((index - 1))
-    fi
-fi
+# lavapipe, on a machine without a GPU (see the script).
+devices="$("$HI_SCRIPTS/vulkan-visible-devices.sh")"
+[ -z "$devices" ] || export GGML_VK_VISIBLE_DEVICES="$devices"
 hi_log "Vulkan device: ${GGML_VK_VISIBLE_DEVICES:+GGML_VK_VISIBLE_DEVICES=$GGML_VK_VISIBLE_DEVICES, }$(
     vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*//p' | paste -sd, - || echo unknown)"
 
