@@ -66,8 +66,8 @@ final class GPUTests: XCTestCase {
       defer { server.stop() }
       for prompt in prompts {
         let ours = try await GenerativeModelSession(model: model, logHandler: .silent).respond(
-          to: prompt, options: Self.greedy(48))
-        let theirs = try await GPUReference.greedy(prompt, tokens: 48, server: server)
+          to: prompt, options: Self.greedy(32))
+        let theirs = try await GPUReference.greedy(prompt, tokens: 32, server: server)
         XCTAssertFalse(ours.content.isEmpty)
         XCTAssertEqual(ours.content, theirs, "\(prompt), \(gpu) on \(device.name), beside llama-server -ngl \(layers)")
       }
