@@ -20,7 +20,8 @@
 #      LLAMA_GPU=none|vulkan (default none: the CPU build. vulkan builds llama.cpp's Vulkan
 #      backend beside the CPU one, both as modules ggml loads at run time (GGML_BACKEND_DL),
 #      so one install serves machines with and without a GPU; into a prefix of its own,
-#      $HI_CACHE/llama.cpp-<ver>-vulkan unless PREFIX is set, with llama-bench. Needs
+#      $HI_CACHE/llama.cpp-<ver>-vulkan unless PREFIX is set, with llama-bench unless
+#      LLAMA_BENCH=OFF. Needs
 #      Debian's libvulkan-dev, glslc and spirv-headers; mesa-vulkan-drivers for a GPU-less
 #      machine's lavapipe),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
@@ -31,12 +32,12 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
-LLAMA_BENCH="${LLAMA_BENCH:-OFF}"
+# (LLAMA_GPU is read by common.sh, which chose the prefix from it; a GPU build has llama-bench
+# unless told otherwise, the reference of its benchmark.)
+if [ "$LLAMA_GPU" = none ]; then LLAMA_BENCH="${LLAMA_BENCH:-OFF}"; else LLAMA_BENCH="${LLAMA_BENCH:-ON}"; fi
 LLAMA_SERVER="${LLAMA_SERVER:-ON}"
 LLAMA_MTMD="${LLAMA_MTMD:-ON}"
 LLAMA_AMX="${LLAMA_AMX:-OFF}"
-# (LLAMA_GPU is read by common.sh, which chose the prefix from it.)
-[ "$LLAMA_GPU" = vulkan ] && LLAMA_BENCH="${LLAMA_BENCH_GPU:-ON}"
 HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
 
 # 1. A llama.cpp already visible to pkg-config (other than our own prefix) wins, unless a
