@@ -152,9 +152,9 @@ thinking split, streamed decode of 128 tokens on SmolLM2-135M-Instruct.Q4_1.gguf
 runs (t/s): with ["145.6"], without ["147.8"]
 """,
     "gpu": """\
-gpu prefill pp483 on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, median of 7: HybridInference \
+gpu prefill pp483 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, median of 7: HybridInference \
 101.5 t/s, llama-bench -ngl 99 pp512 104.2 t/s, ratio 0.974
-gpu decode tg128 on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, median of 7: HybridInference \
+gpu decode tg128 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, median of 7: HybridInference \
 20.1 t/s, llama-bench -ngl 99 tg128 21.3 t/s, ratio 0.944
 """,
 }
@@ -252,10 +252,10 @@ class Parsers(unittest.TestCase):
 
     def test_theGPURows_nameTheDevice_andMissBelowTheirGoals(self):
         prefill, decode = self.rows("gpu")
-        self.assertEqual(prefill[1], "prefill pp483 on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, 101.5 t/s")
+        self.assertEqual(prefill[1], "prefill pp483 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, 101.5 t/s")
         self.assertEqual((prefill[2], prefill[3], prefill[4], prefill[5]),
                          ("llama-bench -ngl 99 pp512, 104.2 t/s", "0.974", ">= 0.95", "yes"))
-        self.assertEqual(decode[1], "decode tg128 on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, 20.1 t/s")
+        self.assertEqual(decode[1], "decode tg128 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, 20.1 t/s")
         self.assertEqual((decode[3], decode[4], decode[5]), ("0.944", ">= 0.97", "no"))
 
     def test_aSlowDownload_orAResumeThatMovedMore_missesItsGoal(self):

@@ -1,3 +1,4 @@
+import Foundation
 import HybridInferenceCore
 import HybridInferenceLlama
 
@@ -31,14 +32,16 @@ enum GPUThroughput {
       theirs.decode.append(reference.decodeTokensPerSecond)
       (prefilled, generated) = (prefillTokens, decodeTokens)
     }
-    let on = "\(offload.deviceName) (\(device?.description ?? "?")), \(offload.layers) of \(offload.totalLayers) layers"
+    let file = URL(fileURLWithPath: modelPath).lastPathComponent
+    let on =
+      "\(file) on \(offload.deviceName) (\(device?.description ?? "?")), \(offload.layers) of \(offload.totalLayers) layers"
     for (kind, size, mine, reference, test) in [
       ("prefill", prefilled, median(ours.prefill), median(theirs.prefill), "pp512"),
       ("decode", generated, median(ours.decode), median(theirs.decode), "tg128"),
     ] {
       let tag = kind == "prefill" ? "pp\(size)" : "tg\(size)"
       print(
-        "gpu \(kind) \(tag) on \(on), median of \(runs): HybridInference \(format(mine)) t/s, llama-bench -ngl \(layers) \(test) \(format(reference)) t/s, ratio \(format(mine / reference, 3))"
+        "gpu \(kind) \(tag) of \(on), median of \(runs): HybridInference \(format(mine)) t/s, llama-bench -ngl \(layers) \(test) \(format(reference)) t/s, ratio \(format(mine / reference, 3))"
       )
     }
   }
