@@ -23,8 +23,10 @@ enum GPUThroughput {
     for run in 0..<runs {
       let (prefill, prefillTokens, _) = try await LocalThroughput.prefill(model: model, prompt: prompt, run: run)
       let (decode, decodeTokens) = try await LocalThroughput.decode(model: model, tokens: 128)
+      // Three repetitions, the median: on lavapipe one llama-bench repetition differs
+      // from the next by up to a fifth.
       let reference = try LlamaBench.run(
-        executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, repetitions: 1,
+        executable: llamaBench, model: modelPath, threads: threads, batchSize: 512, repetitions: 3,
         gpuLayers: layers)
       ours.prefill.append(prefill)
       ours.decode.append(decode)
