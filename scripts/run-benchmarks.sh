@@ -51,7 +51,8 @@ finish() {
             echo "- CPU: $CPU, $(getconf _NPROCESSORS_ONLN) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
             echo "- Commit: $COMMIT"
             echo "- llama.cpp: from llama-cpp-python $LLAMA_CPP_PYTHON_VERSION, threads $THREADS, batch 512"
-            echo "- Model: $(basename "$MODEL"); the fleet's llama-server: $(basename "$FLEET_GGUF")"
+            echo "- Model: $(basename "$MODEL"); the fleet's llama-server: $(basename "$FLEET_GGUF")$(
+                wants gpu && echo "; the gpu step: $(basename "${BENCH_GPU_MODEL:-$MODEL}")")"
             echo "- Steps: $STEPS$([ "$status" -eq 0 ] || echo " (stopped by a failure, exit $status)")"
             for name in $ALL_STEPS; do
                 [ -f "$OUT/$name" ] || continue
