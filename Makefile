@@ -61,7 +61,7 @@ test: setup lint walls docs
 		swift test --skip-build $(SWIFT_LINK); status=$$?; rm -rf "$$attention"; exit $$status
 
 # Not part of `make test`: llama.cpp's Vulkan build in a prefix of its own (LLAMA_GPU=vulkan,
-# ~30 min the first time on 2 cores), the package built against it into .build-gpu, and the
+# ~17 min the first time on 2 shared cores), the package built against it into .build-gpu, and the
 # GPUTests suite, which skips elsewhere. See README, "GPUs".
 test-gpu:
 	scripts/test-gpu.sh
