@@ -46,7 +46,7 @@ final class GPUTests: XCTestCase {
     print("GPU device: \(device.name) (\(device.description)), \(device.kind), free \(device.freeMemoryBytes ?? -1)")
   }
 
-  /// Greedy answers with every layer on the GPU are the CPU's, token for token.
+  /// Greedy answers with every layer on the GPU are the CPU's, the same text.
   func testTheTinyModelsGreedyAnswer_onTheGPU_isTheCPUs() async throws {
     let path = try LocalTestModels.require(LocalTestModels.tinyPath)
     try await assertSameAnswers(path: path, prompts: ["Hi", "Why is the sky blue?"], tokens: 24)
