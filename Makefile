@@ -17,14 +17,16 @@ export HYBRID_TEST_TINY_MODEL ?= $(HI_MODELS)/tiny-random-llama.gguf
 SWIFT_LINK := -Xlinker -rpath -Xlinker $(LLAMA_PREFIX)/lib
 PROMPT ?= Why is the sky blue?
 
-.PHONY: help setup build test lint walls docs sanitize demo bench fuzz clean
+.PHONY: help setup build test test-gpu bench-gpu lint walls docs sanitize demo bench fuzz clean
 
 help:
 	@echo "make demo   - set up, then answer a prompt on the default on-device model (hybrid with GEMINI_API_KEY)"
 	@echo "make test   - set up, then lint, check the module walls, build the docs and run the whole test suite"
+	@echo "make test-gpu - the GPU tests on llama.cpp's Vulkan build (set up apart, LLAMA_GPU=vulkan; lavapipe without a GPU)"
 	@echo "make docs   - the DocC documentation, warnings as errors, into .build/docs (part of make test)"
 	@echo "make sanitize - the local and session suites under AddressSanitizer and ThreadSanitizer (a few minutes)"
 	@echo "make bench  - benchmarks beside llama-bench, llama-server and curl; writes the tables of Benchmarks/RESULTS.md (BENCH_STEPS=\"render parity\" for some)"
+	@echo "make bench-gpu - the GPU row of Benchmarks/RESULTS.md: every layer on the Vulkan device beside llama-bench -ngl 99"
 	@echo "make fuzz   - libFuzzer on the SSE parser, response decoding, GGUF check, chat templates, schema grammars, the JSON prefix parser, the HTTP/1.1 response parser and the image check (FUZZ_SECONDS=60 each, at once)"
 	@echo "make setup  - only provision llama.cpp and the models (PREFIX=... to choose where llama.cpp goes)"
 
@@ -58,6 +60,12 @@ test: setup lint walls docs
 	attention=$$(mktemp -d) && HYBRID_INFERENCE_ATTENTION_DIR=$$attention HYBRID_REQUIRE_PREREQUISITES=1 \
 		swift test --skip-build $(SWIFT_LINK); status=$$?; rm -rf "$$attention"; exit $$status
 
+# Not part of `make test`: llama.cpp's Vulkan build in a prefix of its own (LLAMA_GPU=vulkan,
+# ~17 min the first time on 2 shared cores), the package built against it into .build-gpu, and the
+# GPUTests suite, which skips elsewhere. See README, "GPUs".
+test-gpu:
+	scripts/test-gpu.sh
+
 # Not part of `make test`: two more full builds (.build/asan, .build/tsan). See README, Tests.
 sanitize: setup
 	scripts/sanitize.sh address thread
@@ -73,6 +81,17 @@ bench: setup
 	LLAMA_BENCH=ON scripts/setup-llama.sh
 	swift build -c release $(SWIFT_LINK)
 	scripts/run-benchmarks.sh
+
+# The GPU row of Benchmarks/RESULTS.md (not part of `make bench`): the Vulkan build and a
+# release build against it in .build-gpu, every layer on the GPU beside llama-bench -ngl 99.
+bench-gpu:
+	LLAMA_GPU=vulkan scripts/setup.sh --default-model
+	gpu=$$(LLAMA_GPU=vulkan bash -c '. scripts/common.sh && echo "$$LLAMA_PREFIX"') && \
+		devices=$$(scripts/vulkan-visible-devices.sh) && \
+		PKG_CONFIG_PATH=$$gpu/lib/pkgconfig LD_LIBRARY_PATH=$$gpu/lib \
+		swift build -c release --scratch-path .build-gpu --product local-benchmark -Xlinker -rpath -Xlinker $$gpu/lib && \
+		env PKG_CONFIG_PATH=$$gpu/lib/pkgconfig LD_LIBRARY_PATH=$$gpu/lib LLAMA_GPU=vulkan BENCH_STEPS=gpu \
+		BENCH_BIN=.build-gpu/release $${devices:+GGML_VK_VISIBLE_DEVICES=$$devices} scripts/run-benchmarks.sh
 
 # libFuzzer targets in Fuzz/ (not part of `make test`): builds them with
 # swiftc -sanitize=fuzzer,address and runs all of them at once for FUZZ_SECONDS;

@@ -7,7 +7,14 @@ HI_CACHE="${HYBRID_INFERENCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hybrid-infer
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 LLAMA_CPP_PYTHON_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 
-LLAMA_PREFIX="${PREFIX:-$HI_CACHE/llama.cpp-$LLAMA_CPP_PYTHON_VERSION}"
+# LLAMA_GPU=vulkan selects a second build (Vulkan, backends loaded at run time) with a
+# prefix of its own, so the default CPU build, its stamps and its users are untouched.
+LLAMA_GPU="${LLAMA_GPU:-none}"
+case "$LLAMA_GPU" in
+    none) LLAMA_PREFIX="${PREFIX:-$HI_CACHE/llama.cpp-$LLAMA_CPP_PYTHON_VERSION}" ;;
+    vulkan) LLAMA_PREFIX="${PREFIX:-$HI_CACHE/llama.cpp-$LLAMA_CPP_PYTHON_VERSION-vulkan}" ;;
+    *) printf 'hybrid-inference: error: LLAMA_GPU=%s: expected none or vulkan\n' "$LLAMA_GPU" >&2; exit 1 ;;
+esac
 HI_VENV="$HI_CACHE/venv"
 HI_MODELS="$HI_CACHE/models"
 

@@ -346,9 +346,21 @@ def image(text):
     return rows
 
 
+def gpu(text):
+    pattern = (r"gpu (prefill|decode) (\w+) of (.+?), median of \d+: HybridInference " + NUM
+               + r" t/s, llama-bench -ngl (\d+) (\w+) " + NUM + r" t/s, ratio " + NUM)
+    rows = []
+    for m in re.finditer(pattern, text):
+        goal = 0.95 if m[1] == "prefill" else 0.97
+        what = m[1]
+        rows.append((18, f"{what} {m[2]} of {m[3]}, {m[4]} t/s", f"llama-bench -ngl {m[5]} {m[6]}, {m[7]} t/s", m[8],
+                     f">= {goal}", met(number(m[8]) >= goal)))
+    return rows
+
+
 PARSERS = {f.__name__: f for f in (throughput, decode, depth, concurrent, grammar, multiturn, promptcache, cancel,
                                     memory, render, parity, cloud, sse, streaming, chunks, fleet, hedging, download,
-                                    thinking, image)}
+                                    thinking, image, gpu)}
 
 
 def cpu_label(cpuinfo=None, lscpu=None):

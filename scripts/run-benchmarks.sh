@@ -7,6 +7,8 @@
 # measured, this CPU's rows become the run's; other CPUs' rows and sections not run stay.
 # That also happens when a step fails, for the steps before it.
 #   BENCH_STEPS="render parity" scripts/run-benchmarks.sh   runs only the steps named
+# The gpu step is not among the default steps: it needs llama.cpp's Vulkan build (or another
+# with a GPU) and the package built against it; `make bench-gpu` runs it that way.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$HI_SCRIPTS/.."
@@ -22,6 +24,7 @@ THREADS="${BENCH_THREADS:-$(getconf _NPROCESSORS_ONLN)}"
 RUNS="${BENCH_RUNS:-7}"
 ALL_STEPS="throughput decode depth rule concurrent grammar multiturn promptcache cancel memory render parity cloud sse streaming chunks fleet hedging download thinking image"
 STEPS="${BENCH_STEPS:-$ALL_STEPS}"
+ALL_STEPS="$ALL_STEPS gpu"
 for name in $STEPS; do
     [[ " $ALL_STEPS " == *" $name "* ]] || hi_die "unknown step '$name' in BENCH_STEPS (steps: $ALL_STEPS)"
 done
@@ -48,7 +51,8 @@ finish() {
             echo "- CPU: $CPU, $(getconf _NPROCESSORS_ONLN) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
             echo "- Commit: $COMMIT"
             echo "- llama.cpp: from llama-cpp-python $LLAMA_CPP_PYTHON_VERSION, threads $THREADS, batch 512"
-            echo "- Model: $(basename "$MODEL"); the fleet's llama-server: $(basename "$FLEET_GGUF")"
+            echo "- Model: $(basename "$MODEL"); the fleet's llama-server: $(basename "$FLEET_GGUF")$(
+                wants gpu && echo "; the gpu step: $(basename "${BENCH_GPU_MODEL:-$MODEL}")")"
             echo "- Steps: $STEPS$([ "$status" -eq 0 ] || echo " (stopped by a failure, exit $status)")"
             for name in $ALL_STEPS; do
                 [ -f "$OUT/$name" ] || continue
@@ -78,7 +82,7 @@ finish() {
 }
 trap finish EXIT
 
-if wants throughput || wants decode || wants depth || wants rule; then
+if wants throughput || wants decode || wants depth || wants rule || wants gpu; then
     [ -x "$LLAMA_BENCH" ] || hi_die "llama-bench missing: run LLAMA_BENCH=ON scripts/setup-llama.sh (or set LLAMA_BENCH_BIN)"
 fi
 
@@ -227,4 +231,10 @@ png += chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 open(sys.argv[1], "wb").write(png)
 PNG
     "$BIN/local-benchmark" image "$VISION" "$PROJECTOR" "$LLAMA_PREFIX/bin/llama-mtmd-cli" "$OUT/image.png" "$RUNS" "$THREADS" | tee "$OUT/image"
+fi
+
+if wants gpu; then
+    step "every layer on the GPU beside llama-bench -ngl 99 on the same device (threads $THREADS, $RUNS runs)"
+    # BENCH_GPU_MODEL: another model for this step alone (lavapipe decodes SmolLM2 at ~1 t/s).
+    "$BIN/local-benchmark" gpu "${BENCH_GPU_MODEL:-$MODEL}" "$LLAMA_BENCH" 99 "$THREADS" "$RUNS" | tee "$OUT/gpu"
 fi

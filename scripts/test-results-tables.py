@@ -155,6 +155,12 @@ thinking split, streamed decode of 128 tokens on SmolLM2-135M-Instruct.Q4_1.gguf
 145.6 t/s (128 of 128 tokens thought), without 147.8 t/s; ratio 0.985 (goal >= 0.97)
 runs (t/s): with ["145.6"], without ["147.8"]
 """,
+    "gpu": """\
+gpu prefill pp483 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, median of 7: HybridInference \
+101.5 t/s, llama-bench -ngl 99 pp512 104.2 t/s, ratio 0.974
+gpu decode tg128 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, median of 7: HybridInference \
+20.1 t/s, llama-bench -ngl 99 tg128 21.3 t/s, ratio 0.944
+""",
 }
 
 RESULTS = """\
@@ -251,6 +257,14 @@ class Parsers(unittest.TestCase):
                                                             "yes"))
         slow = CANNED["thinking"].replace("ratio 0.985", "ratio 0.95")
         self.assertEqual(tables.thinking(slow)[0][5], "no")
+
+    def test_theGPURows_nameTheDevice_andMissBelowTheirGoals(self):
+        prefill, decode = self.rows("gpu")
+        self.assertEqual(prefill[1], "prefill pp483 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, 101.5 t/s")
+        self.assertEqual((prefill[2], prefill[3], prefill[4], prefill[5]),
+                         ("llama-bench -ngl 99 pp512, 104.2 t/s", "0.974", ">= 0.95", "yes"))
+        self.assertEqual(decode[1], "decode tg128 of SmolLM2-135M-Instruct.Q4_1.gguf on Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)), 31 of 31 layers, 20.1 t/s")
+        self.assertEqual((decode[3], decode[4], decode[5]), ("0.944", ">= 0.97", "no"))
 
     def test_aSlowDownload_orAResumeThatMovedMore_missesItsGoal(self):
         slow = CANNED["download"].replace("ours / curl 1.1 ", "ours / curl 1.35 ")
@@ -360,7 +374,8 @@ class TheRepositorysResults(unittest.TestCase):
               "Sessions answering at once", "Structured output overhead", "Multi-turn time to first token",
               "Restored conversation", "Cancellation", "Memory", "Chat template render and parity",
               "Cloud client beside curl", "Large events and tiny chunks", "Remote clients at scale", "Hedged requests",
-              "Model downloads", "Thinking models", "Images on device"]
+              "Model downloads", "Thinking models", "Images on device",
+              "GPU offload beside llama-bench"]
 
     def test_everySection_isThere_inOrder_withATableTheGeneratorCanRewrite(self):
         with open(os.path.join(ROOT, "Benchmarks", "RESULTS.md"), encoding="utf-8") as f:

@@ -11,16 +11,19 @@ enum LlamaBench {
   /// llama.cpp's defaults otherwise (weights repacked, as in the library).
   /// `depth` tokens are in the KV cache before the test (`-d`): a decode
   /// after a prompt attends to it, and attention is a tenth of a token's time.
-  /// `flashAttention` is `-fa` (0 or 1; nil leaves llama-bench's default).
+  /// `flashAttention` is `-fa` (0 or 1; nil leaves llama-bench's default);
+  /// `gpuLayers` is `-ngl` (llama-bench's own default is 99: all of them on a
+  /// GPU build, which the library's CPU figures are not).
   static func run(
     executable: String, model: String, threads: Int, batchSize: Int, repetitions: Int, prompt: Int = 512,
-    generate: Int = 128, depth: Int = 0, flashAttention: Int? = nil, hugePages: Bool = false
+    generate: Int = 128, depth: Int = 0, flashAttention: Int? = nil, hugePages: Bool = false, gpuLayers: Int = 0
   ) throws -> Figures {
     let runs = try runJSON(
       executable: executable,
       arguments: [
         "-m", model, "-p", "\(prompt)", "-n", "\(generate)", "-t", "\(threads)", "-b", "\(batchSize)",
         "-ub", "\(batchSize)", "-r", "\(repetitions)", "-d", "\(depth)", "-o", "json",
+        "-ngl", "\(gpuLayers)",
       ] + (flashAttention.map { ["-fa", "\($0)"] } ?? []) + (hugePages ? ["-lm", "none"] : []),
       environment: hugePages ? ["GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"] : [:])
     var figures = Figures(prefillTokensPerSecond: .nan, decodeTokensPerSecond: .nan)

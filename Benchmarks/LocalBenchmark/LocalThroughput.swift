@@ -15,7 +15,10 @@ enum LocalThroughput {
       let count = try await model.countTokens(
         "<|im_start|>user\n\(text)<|im_end|>\n<|im_start|>assistant\n")
       if count <= tokens || words.isEmpty { return text }
-      words.removeLast(max(1, (count - tokens) / 2))
+      // The excess in words, at this prompt's tokens per word (more than one in
+      // a small vocabulary), halved so that the last steps close in from above.
+      let excess = words.count * (count - tokens) / count
+      words.removeLast(min(words.count, max(1, excess / 2)))
     }
   }
 

@@ -27,6 +27,7 @@ import HybridInferenceRemote
 //   local-benchmark download <model.gguf> [rounds]   (the file from the loopback CDN: ModelDownload beside curl -o, then a resume after a cut at 40%: "Model downloads")
 //   local-benchmark thinking <model.gguf> [rounds]   (streamed decode through the thought splitter beside the same weights without it: "Thinking models")
 //   local-benchmark image <model.gguf> <mmproj.gguf> <llama-mtmd-cli> <image.png> [runs] [threads]   (time to first token with one image beside llama-mtmd-cli; a second turn with the image kept beside encoded again: "Images on device")
+//   local-benchmark gpu <model.gguf> <llama-bench> [layers] [threads] [runs]   (layers on the GPU beside llama-bench -ngl on the same device: "GPU offload beside llama-bench")
 //   local-benchmark sha256 [MiB]   (the download's SHA-256 beside sha256sum and openssl dgst on the same bytes; 256 MiB unless given)
 
 let arguments = CommandLine.arguments
@@ -162,6 +163,13 @@ do {
   case "download":
     let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 7 : 7
     try await ModelDownloadBenchmark.run(modelPath: path, rounds: max(1, rounds))
+  case "gpu":
+    guard arguments.count >= 4 else { throw BenchmarkError("gpu needs the llama-bench path") }
+    let layers = arguments.count > 4 ? Int(arguments[4]) ?? 99 : 99
+    let threads = arguments.count > 5 ? Int(arguments[5]) ?? 2 : 2
+    let runs = arguments.count > 6 ? Int(arguments[6]) ?? 7 : 7
+    try await GPUThroughput.run(
+      modelPath: path, llamaBench: arguments[3], layers: max(1, layers), threads: threads, runs: max(1, runs))
   case "thinking":
     let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 7 : 7
     try await ThinkingOverhead.run(modelPath: path, rounds: max(1, rounds))

@@ -10,10 +10,19 @@ import Synchronization
 /// so they are global here, behind a once-only initialiser and a lock.
 enum LlamaBackend {
   /// Runs `llama_backend_init` exactly once: Swift initialises a static `let`
-  /// once, thread-safely, on first use.
+  /// once, thread-safely, on first use. Then, for a llama.cpp whose backends
+  /// are modules that init found none of, loads them from beside libggml
+  /// (`BackendModules`).
   private static let initialized: Bool = {
     llama_log_set(forwardLog, nil)
     llama_backend_init()
+    if let directory = BackendModules.loadIfNone() {
+      logSink.current.log(
+        LogRecord(
+          level: .info, category: .local,
+          message: "llama.cpp backends loaded from \(directory): \(BackendModules.registered().joined(separator: ", "))"
+        ))
+    }
     return true
   }()
 

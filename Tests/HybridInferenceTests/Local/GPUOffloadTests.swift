@@ -29,6 +29,16 @@ final class GPUOffloadTests: XCTestCase {
     XCTAssertEqual(devices.contains { $0.kind.holdsLayers }, llama_supports_gpu_offload())
   }
 
+  /// Backends already registered at start (linked in, or modules that
+  /// `llama_backend_init` found) are not loaded a second time.
+  func testBackendModules_loadNothingMore_onceTheRegistryHasBackends() {
+    _ = LocalSystemModel.computeDevices
+    let before = BackendModules.registered()
+    XCTAssertTrue(before.contains("CPU"), "\(before)")
+    XCTAssertNil(BackendModules.loadIfNone())
+    XCTAssertEqual(BackendModules.registered(), before)
+  }
+
   func testNegativeLayers_areInvalidOptions() async throws {
     let model = LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 256, threads: 2,
