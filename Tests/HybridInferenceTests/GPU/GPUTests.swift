@@ -175,11 +175,12 @@ final class GPUTests: XCTestCase {
   // MARK: What else the device does, on the GPU
 
   private static func tinyOnGPU(
-    contextSize: Int = 512, parallelRequests: Int = 4, promptCache: PromptCache? = nil
+    contextSize: Int = 512, parallelRequests: Int = 4, promptCache: PromptCache? = nil,
+    flashAttention: FlashAttention = .automatic
   ) throws -> LocalSystemModel {
     LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: contextSize, threads: 2,
-      parallelRequests: parallelRequests, promptCache: promptCache, gpu: .layers(99))
+      parallelRequests: parallelRequests, promptCache: promptCache, flashAttention: flashAttention, gpu: .layers(99))
   }
 
   /// The offload the model decided once loaded: every layer on the GPU ggml offers.
@@ -296,6 +297,7 @@ final class GPUTests: XCTestCase {
   /// A state saved with every layer on the GPU is keyed by that placement:
   /// a CPU model of the same file (`.none`) does not load it and saves its
   /// own, while another GPU model of the file loads it and answers the same.
+  /// One attention setting for all three, so the placement is all that differs.
   func testAPromptCacheStateSavedOnTheGPU_isNotLoadedOnTheCPU() async throws {
     let directory = URL(fileURLWithPath: NSTemporaryDirectory())
       .appendingPathComponent("gpu-prompt-cache-\(getpid())-\(UUID().uuidString)")
@@ -312,7 +314,7 @@ final class GPUTests: XCTestCase {
     transcript.entries = [.prompt("Question: is it sunny in city number 7?")]
     let options = Self.greedy(8)
 
-    let onGPU = try Self.tinyOnGPU(promptCache: cache)
+    let onGPU = try Self.tinyOnGPU(promptCache: cache, flashAttention: .off)
     let saved = try await PromptCacheTests.answer(transcript, on: onGPU, options: options)
     try assertWhollyOnTheGPU(onGPU)
     let gpuKeys = keys()
@@ -320,13 +322,13 @@ final class GPUTests: XCTestCase {
 
     let onCPU = LocalSystemModel(
       modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
-      promptCache: cache, gpu: .none)
+      promptCache: cache, flashAttention: .off, gpu: .none)
     let cpu = try await PromptCacheTests.answer(transcript, on: onCPU, options: options)
     XCTAssertEqual(cpu.cached, 0, "the GPU's state is not loaded on the CPU: \(cpu.log)")
     XCTAssertEqual(onCPU.offload?.layers, 0)
     XCTAssertEqual(keys().subtracting(gpuKeys).count, 1, "the CPU saved its own states under another key")
 
-    let again = try Self.tinyOnGPU(promptCache: cache)
+    let again = try Self.tinyOnGPU(promptCache: cache, flashAttention: .off)
     let reloaded = try await PromptCacheTests.answer(transcript, on: again, options: options)
     XCTAssertGreaterThan(reloaded.cached, 20, "another GPU model loads the GPU's state: \(reloaded.log)")
     XCTAssertEqual(reloaded.text, saved.text)
