@@ -10,6 +10,9 @@ import XCTest
 /// device ggml picks, lavapipe (Mesa's Vulkan on the CPU, "llvmpipe") on a
 /// machine without a GPU. `make test-gpu` builds and runs them; elsewhere,
 /// `make test` included, they skip: the CPU build has no GPU to test.
+/// Besides lone answers, what else the device does must work with every
+/// layer of the tiny model on the GPU (`.layers(99)`): sessions decoded
+/// together, answers that follow a schema, tool calls and the prompt cache.
 final class GPUTests: XCTestCase {
   /// Set by `make test-gpu`.
   static let variable = "HYBRID_TEST_GPU"
@@ -167,5 +170,167 @@ final class GPUTests: XCTestCase {
         warnings.contains { $0.contains("\(device.name) could not load") && $0.contains("loading on the CPU") },
         "\(warnings)")
     }
+  }
+
+  // MARK: What else the device does, on the GPU
+
+  private static func tinyOnGPU(
+    contextSize: Int = 512, parallelRequests: Int = 4, promptCache: PromptCache? = nil,
+    flashAttention: FlashAttention = .automatic
+  ) throws -> LocalSystemModel {
+    LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: contextSize, threads: 2,
+      parallelRequests: parallelRequests, promptCache: promptCache, flashAttention: flashAttention, gpu: .layers(99))
+  }
+
+  /// The offload the model decided once loaded: every layer on the GPU ggml offers.
+  private func assertWhollyOnTheGPU(_ model: LocalSystemModel, file: StaticString = #filePath, line: UInt = #line)
+    throws
+  {
+    let device = try gpu()
+    let offload = try XCTUnwrap(model.offload, file: file, line: line)
+    XCTAssertEqual(offload.deviceName, device.name, file: file, line: line)
+    XCTAssertEqual(offload.layers, offload.totalLayers, file: file, line: line)
+  }
+
+  // MARK: Batched sessions
+
+  /// Each ask has instructions of its own, so no session reuses cells
+  /// another computed (a prefix computed in another batch could flip a near tie).
+  private static func answer(_ prompt: String, on model: LocalSystemModel) async throws -> String {
+    let session = GenerativeModelSession(model: model, instructions: "Answer \(prompt.count).", logHandler: .silent)
+    return try await session.respond(to: prompt, options: greedy(16)).content
+  }
+
+  /// Three sessions answering at once share the GPU's decode steps, and each
+  /// gets the greedy text it gets alone on the same model.
+  func testThreeSessionsDecodedTogether_onTheGPU_eachGetTheTextItGetsAlone() async throws {
+    let model = try Self.tinyOnGPU(parallelRequests: 3)
+    let prompts = [
+      "What is the capital of France?", "Write a haiku about autumn.", "List three fruits and their colours.",
+    ]
+    var alone: [String] = []
+    for prompt in prompts { alone.append(try await Self.answer(prompt, on: model)) }
+    XCTAssertEqual(try XCTUnwrap(model.batchedContext?.steps).widest, 1, "one session at a time decodes alone")
+    let together = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+      for (index, prompt) in prompts.enumerated() {
+        group.addTask { (index, try await Self.answer(prompt, on: model)) }
+      }
+      var answers = Array(repeating: "", count: prompts.count)
+      for try await (index, text) in group { answers[index] = text }
+      return answers
+    }
+    XCTAssertEqual(try XCTUnwrap(model.batchedContext?.steps).widest, 3, "the sessions shared decode steps")
+    for (index, pair) in zip(alone, together).enumerated() {
+      XCTAssertFalse(pair.0.isEmpty, "session \(index)")
+      XCTAssertEqual(pair.1, pair.0, "session \(index): batched on the GPU differs from alone")
+    }
+    try assertWhollyOnTheGPU(model)
+  }
+
+  // MARK: Structured output
+
+  /// A schema known only at run time: the GPU's answer follows it and
+  /// decodes, and is the CPU's for the same seed.
+  func testAStructuredAnswer_onTheGPU_decodes_andIsTheCPUs() async throws {
+    let schema = try GenerationSchema(
+      jsonSchema: #"""
+        {"type":"object","properties":{"name":{"type":"string","maxLength":12},"count":{"type":"integer"},
+        "ok":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string","enum":["alpha","beta"]},"maxItems":3}},
+        "required":["name","count","ok","tags"]}
+        """#)
+    // Room for the schema the prompt carries in the tiny vocabulary.
+    let onGPU = try Self.tinyOnGPU(contextSize: 1024)
+    let onCPU = LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 1024, threads: 2, gpu: .none)
+    for seed in 0..<3 {
+      let options = HybridGenerationOptions.foundationModels(
+        GenerationOptions(sampling: .random(top: 40, seed: UInt64(seed)), maximumResponseTokens: 200))
+      let gpu = try await GenerativeModelSession(model: onGPU, logHandler: .silent).respond(
+        to: "Describe a record", schema: schema, options: options)
+      guard case .object(let fields) = gpu.content else { return XCTFail("seed \(seed): \(gpu.jsonText)") }
+      XCTAssertEqual(Set(fields.keys), ["name", "count", "ok", "tags"], "seed \(seed): \(gpu.jsonText)")
+      guard case .string(let name) = fields["name"], case .bool = fields["ok"], case .array(let tags) = fields["tags"]
+      else { return XCTFail("seed \(seed): \(gpu.jsonText)") }
+      switch fields["count"] {
+      case .number(let count): XCTAssertEqual(count.rounded(), count, "seed \(seed): an integer")
+      case .exactInteger: break  // an integer beyond 2^53, as its digits
+      default: XCTFail("seed \(seed): count is no integer in \(gpu.jsonText)")
+      }
+      XCTAssertLessThanOrEqual(name.unicodeScalars.count, 12, "seed \(seed)")
+      XCTAssertTrue(tags.allSatisfy { $0 == .string("alpha") || $0 == .string("beta") }, "seed \(seed)")
+      XCTAssertLessThanOrEqual(tags.count, 3)
+      XCTAssertEqual(gpu.rawResponse.modelVersion, LocalSystemModel.modelVersion)
+      let cpu = try await GenerativeModelSession(model: onCPU, logHandler: .silent).respond(
+        to: "Describe a record", schema: schema, options: options)
+      XCTAssertEqual(gpu.jsonText, cpu.jsonText, "seed \(seed): the GPU's JSON and the CPU's")
+    }
+    try assertWhollyOnTheGPU(onGPU)
+  }
+
+  // MARK: Tools
+
+  /// A forced call on the GPU runs the tool with the arguments the model
+  /// wrote, and the round after it is text.
+  func testAForcedToolCall_onTheGPU_runsTheTool() async throws {
+    let model = try Self.tinyOnGPU(contextSize: 2048)
+    let weather = WeatherTool()
+    let session = GenerativeModelSession(model: model, tools: [weather], logHandler: .silent)
+    let options = HybridGenerationOptions(
+      foundationModels: GenerationOptions(sampling: .random(top: 40, seed: 1), maximumResponseTokens: 400),
+      toolChoice: .required)
+    let answer = try await session.respond(to: "Weather in Paris?", options: options)
+    XCTAssertEqual(weather.log.all.count, 1, "the forced call ran the tool once")
+    let entries = session.transcript.entries
+    XCTAssertGreaterThanOrEqual(entries.count, 4)
+    let call = try XCTUnwrap(entries.dropFirst().first?.toolCalls.first)
+    XCTAssertEqual(call.name, "get_weather")
+    let decoded = try JSONDecoder().decode(CityArguments.self, from: Data(call.argumentsJSON.utf8))
+    XCTAssertEqual(weather.log.all.first?.arguments, decoded.city)
+    XCTAssertTrue(answer.rawResponse.functionCalls.isEmpty, "the final round is text")
+    XCTAssertEqual(entries.last?.text, answer.content)
+    try assertWhollyOnTheGPU(model)
+  }
+
+  // MARK: Prompt cache
+
+  /// A state saved with every layer on the GPU is keyed by that placement:
+  /// a CPU model of the same file (`.none`) does not load it and saves its
+  /// own, while another GPU model of the file loads it and answers the same.
+  /// One attention setting for all three, so the placement is all that differs.
+  func testAPromptCacheStateSavedOnTheGPU_isNotLoadedOnTheCPU() async throws {
+    let directory = URL(fileURLWithPath: NSTemporaryDirectory())
+      .appendingPathComponent("gpu-prompt-cache-\(getpid())-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let cache = PromptCache.directory(directory)
+    func keys() -> Set<Substring> {
+      let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+      return Set(files.filter { $0.hasSuffix(".kv") }.map { $0.prefix { $0 != "-" } })
+    }
+    var transcript = Transcript(
+      instructions:
+        "You are a careful assistant. You answer questions about the weather, in one short sentence, without any greeting."
+    )
+    transcript.entries = [.prompt("Question: is it sunny in city number 7?")]
+    let options = Self.greedy(8)
+
+    let onGPU = try Self.tinyOnGPU(promptCache: cache, flashAttention: .off)
+    let saved = try await PromptCacheTests.answer(transcript, on: onGPU, options: options)
+    try assertWhollyOnTheGPU(onGPU)
+    let gpuKeys = keys()
+    XCTAssertEqual(gpuKeys.count, 1, "the GPU's states are on disk under one key")
+
+    let onCPU = LocalSystemModel(
+      modelPath: try LocalTestModels.require(LocalTestModels.tinyPath), contextSize: 512, threads: 2,
+      promptCache: cache, flashAttention: .off, gpu: .none)
+    let cpu = try await PromptCacheTests.answer(transcript, on: onCPU, options: options)
+    XCTAssertEqual(cpu.cached, 0, "the GPU's state is not loaded on the CPU: \(cpu.log)")
+    XCTAssertEqual(onCPU.offload?.layers, 0)
+    XCTAssertEqual(keys().subtracting(gpuKeys).count, 1, "the CPU saved its own states under another key")
+
+    let again = try Self.tinyOnGPU(promptCache: cache, flashAttention: .off)
+    let reloaded = try await PromptCacheTests.answer(transcript, on: again, options: options)
+    XCTAssertGreaterThan(reloaded.cached, 20, "another GPU model loads the GPU's state: \(reloaded.log)")
+    XCTAssertEqual(reloaded.text, saved.text)
   }
 }
