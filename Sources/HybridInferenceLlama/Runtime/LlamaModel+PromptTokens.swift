@@ -19,17 +19,7 @@ extension LlamaModel {
   /// template began, changes them; then the segments' tokens are the prompt,
   /// so a message can never forge a turn.
   func tokenize(_ prompt: RenderedPrompt) throws(HybridInferenceError) -> [llama_token] {
-    let bos = llama_vocab_get_add_bos(vocab) ? llama_vocab_bos(vocab) : LLAMA_TOKEN_NULL
-    let eos = llama_vocab_get_add_eos(vocab) ? llama_vocab_eos(vocab) : LLAMA_TOKEN_NULL
-    let prompt = prompt.leavingToTokenizer(
-      bos: bos == LLAMA_TOKEN_NULL ? nil : template.bosToken, eos: eos == LLAMA_TOKEN_NULL ? nil : template.eosToken)
-    var segmented: [llama_token] = []
-    for segment in prompt.segments {
-      switch segment {
-      case .markup(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: true)
-      case .text(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: false)
-      }
-    }
+    let (prompt, segmented, bos, eos) = try segments(of: prompt)
     var body = segmented
     if prompt.segments.count > 1 {
       let whole = try tokenize(prompt.text, addSpecial: false, parseSpecial: true)
@@ -50,23 +40,34 @@ extension LlamaModel {
   ///   `<|im_start|>`): libmtmd cannot be told to read a message as plain
   ///   text, and a message must never forge a turn.
   func wholeText(of prompt: RenderedPrompt) throws(HybridInferenceError) -> String {
-    let bos = llama_vocab_get_add_bos(vocab) ? llama_vocab_bos(vocab) : LLAMA_TOKEN_NULL
-    let eos = llama_vocab_get_add_eos(vocab) ? llama_vocab_eos(vocab) : LLAMA_TOKEN_NULL
-    let prompt = prompt.leavingToTokenizer(
-      bos: bos == LLAMA_TOKEN_NULL ? nil : template.bosToken, eos: eos == LLAMA_TOKEN_NULL ? nil : template.eosToken)
-    var segmented: [llama_token] = []
-    for segment in prompt.segments {
-      switch segment {
-      case .markup(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: true)
-      case .text(let text): segmented += try tokenize(text, addSpecial: false, parseSpecial: false)
-      }
-    }
+    let (prompt, segmented, _, _) = try segments(of: prompt)
     let whole = try tokenize(prompt.text, addSpecial: false, parseSpecial: true)
     guard whole.lazy.filter(isSpecial).elementsEqual(segmented.lazy.filter(isSpecial)) else {
       throw .unsupportedRequest(
         "a message of a prompt with images holds the model's control tokens; the device reads such a prompt whole")
     }
     return prompt.text
+  }
+
+  /// `prompt` with the template's BOS and EOS left to the tokenizer where
+  /// the vocabulary adds them itself, its segments' tokens (markup with
+  /// control tokens parsed, the conversation's strings as plain text), and
+  /// the BOS and EOS the vocabulary adds (`LLAMA_TOKEN_NULL` for none).
+  private func segments(of prompt: RenderedPrompt) throws(HybridInferenceError) -> (
+    prompt: RenderedPrompt, tokens: [llama_token], bos: llama_token, eos: llama_token
+  ) {
+    let bos = llama_vocab_get_add_bos(vocab) ? llama_vocab_bos(vocab) : LLAMA_TOKEN_NULL
+    let eos = llama_vocab_get_add_eos(vocab) ? llama_vocab_eos(vocab) : LLAMA_TOKEN_NULL
+    let prompt = prompt.leavingToTokenizer(
+      bos: bos == LLAMA_TOKEN_NULL ? nil : template.bosToken, eos: eos == LLAMA_TOKEN_NULL ? nil : template.eosToken)
+    var tokens: [llama_token] = []
+    for segment in prompt.segments {
+      switch segment {
+      case .markup(let text): tokens += try tokenize(text, addSpecial: false, parseSpecial: true)
+      case .text(let text): tokens += try tokenize(text, addSpecial: false, parseSpecial: false)
+      }
+    }
+    return (prompt, tokens, bos, eos)
   }
 
   /// Whether `token` is one llama.cpp's tokenizer matches by its text
