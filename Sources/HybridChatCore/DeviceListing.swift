@@ -3,7 +3,7 @@ import HybridInferenceLlama
 /// What `hybrid-chat --devices` prints: the devices the linked llama.cpp
 /// can compute on (`LocalSystemModel.computeDevices`), one a line.
 public enum DeviceListing {
-  /// `CPU  cpu  Intel(R) Xeon(R) ...  68.7 GB, 33.5 GB free`, a line a device;
+  /// One line a device: name, kind, description, total and free memory;
   /// a line saying so when the registry is empty.
   public static func text(for devices: [ComputeDevice]) -> String {
     guard !devices.isEmpty else { return "llama.cpp lists no compute device\n" }

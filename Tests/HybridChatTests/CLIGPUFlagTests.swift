@@ -7,58 +7,39 @@ import XCTest
 /// `--gpu` (the on-device model's offload) and `--devices`: what they
 /// accept, what they refuse, and where they go.
 final class CLIGPUFlagTests: XCTestCase {
-  private func options(_ arguments: [String]) throws -> ChatOptions {
-    guard case .chat(let options) = try ArgumentParser.parse(arguments) else {
-      XCTFail("expected a chat command for \(arguments)")
-      return ChatOptions()
-    }
-    return options
-  }
-
-  private func usageMessage(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) -> String {
-    do {
-      _ = try ArgumentParser.parse(arguments)
-      XCTFail("expected a usage error for \(arguments)", file: file, line: line)
-      return ""
-    } catch {
-      XCTAssertEqual(error.exitCode, 2, file: file, line: line)
-      return error.message
-    }
-  }
-
   func testValues() throws {
     let cases: [(String, GPUOffload)] = [
       ("auto", .automatic), ("none", .none), ("0", .none), ("20", .layers(20)),
       ("2147483647", .layers(2_147_483_647)),
     ]
     for (value, gpu) in cases {
-      XCTAssertEqual(try options(["--gpu", value, "hi"]).gpu, gpu, value)
-      XCTAssertEqual(try options(["--gpu=\(value)", "hi"]).gpu, gpu, value)
+      XCTAssertEqual(try chatOptions(["--gpu", value, "hi"]).gpu, gpu, value)
+      XCTAssertEqual(try chatOptions(["--gpu=\(value)", "hi"]).gpu, gpu, value)
     }
-    XCTAssertEqual(try options(["hi"]).gpu, .automatic, "the library's default")
+    XCTAssertEqual(try chatOptions(["hi"]).gpu, .automatic, "the library's default")
   }
 
   func testBadValuesNameWhatIsExpected() {
     for value in ["-1", "all", "AUTO", "1.5", "+3", "", "2147483648", "99999999999999999999", " 3"] {
-      let message = usageMessage(["--gpu=\(value)", "hi"])
+      let message = usageMessage(of: ["--gpu=\(value)", "hi"])
       XCTAssertTrue(message.hasPrefix("option '--gpu' needs auto, none or a number of layers"), message)
       XCTAssertTrue(message.hasSuffix("got '\(value)'"), message)
     }
-    XCTAssertEqual(usageMessage(["--gpu"]), "option '--gpu' needs a value")
+    XCTAssertEqual(usageMessage(of: ["--gpu"]), "option '--gpu' needs a value")
   }
 
   /// The flag reaches the on-device model, whichever way `--model` names it.
   func testTheOffloadGoesToTheOnDeviceModel() throws {
-    XCTAssertEqual(try options(["--gpu", "none", "--model", "/m.gguf", "hi"]).localModel.gpu, .none)
-    XCTAssertEqual(try options(["--model", "/m.gguf", "--gpu", "7", "hi"]).localModel.gpu, .layers(7))
-    XCTAssertEqual(try options(["--model", "/m.gguf", "hi"]).localModel.gpu, .automatic)
-    let download = try options(["--gpu", "none", "--model", "hf:org/repo/m.gguf", "hi"]).localModel
+    XCTAssertEqual(try chatOptions(["--gpu", "none", "--model", "/m.gguf", "hi"]).localModel.gpu, .none)
+    XCTAssertEqual(try chatOptions(["--model", "/m.gguf", "--gpu", "7", "hi"]).localModel.gpu, .layers(7))
+    XCTAssertEqual(try chatOptions(["--model", "/m.gguf", "hi"]).localModel.gpu, .automatic)
+    let download = try chatOptions(["--gpu", "none", "--model", "hf:org/repo/m.gguf", "hi"]).localModel
     XCTAssertEqual(download.gpu, .none)
     XCTAssertNotNil(download.source)
-    let byDefault = try options(["--gpu", "3", "hi"]).localModel
+    let byDefault = try chatOptions(["--gpu", "3", "hi"]).localModel
     XCTAssertEqual(byDefault.gpu, .layers(3))
     XCTAssertEqual(byDefault.modelPath, LocalSystemModel.default.modelPath)
-    XCTAssertNil(try options(["--gpu", "3", "hi"]).generationOptions.foundationModels, "not a sampling option")
+    XCTAssertNil(try chatOptions(["--gpu", "3", "hi"]).generationOptions.foundationModels, "not a sampling option")
   }
 
   func testDevices_isACommandOfItsOwn() throws {

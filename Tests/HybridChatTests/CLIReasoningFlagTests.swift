@@ -6,25 +6,6 @@ import XCTest
 /// `--reasoning` (the device's thinking) and `--hide-thoughts`: what they
 /// accept, what they refuse, and where they go.
 final class CLIReasoningFlagTests: XCTestCase {
-  private func options(_ arguments: [String]) throws -> ChatOptions {
-    guard case .chat(let options) = try ArgumentParser.parse(arguments) else {
-      XCTFail("expected a chat command for \(arguments)")
-      return ChatOptions()
-    }
-    return options
-  }
-
-  private func usageMessage(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) -> String {
-    do {
-      _ = try ArgumentParser.parse(arguments)
-      XCTFail("expected a usage error for \(arguments)", file: file, line: line)
-      return ""
-    } catch {
-      XCTAssertEqual(error.exitCode, 2, file: file, line: line)
-      return error.message
-    }
-  }
-
   func testLevelsAndBudgets() throws {
     let cases: [(String, GenerationOptions.Reasoning)] = [
       ("off", .off), ("light", .light), ("moderate", .moderate), ("deep", .deep),
@@ -32,38 +13,38 @@ final class CLIReasoningFlagTests: XCTestCase {
       ("2147483647", .budget(tokens: 2_147_483_647)),
     ]
     for (value, reasoning) in cases {
-      XCTAssertEqual(try options(["--reasoning", value, "hi"]).reasoning, reasoning, value)
-      XCTAssertEqual(try options(["--reasoning=\(value)", "hi"]).reasoning, reasoning, value)
+      XCTAssertEqual(try chatOptions(["--reasoning", value, "hi"]).reasoning, reasoning, value)
+      XCTAssertEqual(try chatOptions(["--reasoning=\(value)", "hi"]).reasoning, reasoning, value)
     }
-    XCTAssertNil(try options(["hi"]).reasoning)
+    XCTAssertNil(try chatOptions(["hi"]).reasoning)
   }
 
   func testBadValuesNameWhatIsExpected() {
     for value in ["0", "-3", "sometimes", "1.5", "OFF", "", "2147483648", "99999999999999999999"] {
-      let message = usageMessage(["--reasoning=\(value)", "hi"])
+      let message = usageMessage(of: ["--reasoning=\(value)", "hi"])
       XCTAssertTrue(message.hasPrefix("option '--reasoning' needs off, light, moderate, deep or a number"), message)
       XCTAssertTrue(message.hasSuffix("got '\(value)'"), message)
     }
-    XCTAssertEqual(usageMessage(["--reasoning"]), "option '--reasoning' needs a value")
+    XCTAssertEqual(usageMessage(of: ["--reasoning"]), "option '--reasoning' needs a value")
   }
 
   func testReasoningGoesToTheDeviceAndThinkingToTheCloud() throws {
-    let both = try options(["--reasoning", "12", "--thinking", "high", "--max-tokens", "40", "hi"])
+    let both = try chatOptions(["--reasoning", "12", "--thinking", "high", "--max-tokens", "40", "hi"])
     XCTAssertEqual(
       both.generationOptions.foundationModels,
       GenerationOptions(maximumResponseTokens: 40, reasoning: .budget(tokens: 12)))
     XCTAssertEqual(
       both.generationOptions.gemini,
       GenerationConfig(maxOutputTokens: 40, thinkingConfig: ThinkingConfig(thinkingLevel: .high)))
-    let deviceOnly = try options(["--reasoning", "off", "hi"])
+    let deviceOnly = try chatOptions(["--reasoning", "off", "hi"])
     XCTAssertEqual(deviceOnly.generationOptions.foundationModels, GenerationOptions(reasoning: .off))
     XCTAssertNil(deviceOnly.generationOptions.gemini, "the cloud has its own flag")
   }
 
   func testHideThoughts() throws {
-    XCTAssertTrue(try options(["--hide-thoughts", "hi"]).hideThoughts)
-    XCTAssertFalse(try options(["hi"]).hideThoughts)
-    XCTAssertEqual(usageMessage(["--hide-thoughts=yes", "hi"]), "option '--hide-thoughts' takes no value")
+    XCTAssertTrue(try chatOptions(["--hide-thoughts", "hi"]).hideThoughts)
+    XCTAssertFalse(try chatOptions(["hi"]).hideThoughts)
+    XCTAssertEqual(usageMessage(of: ["--hide-thoughts=yes", "hi"]), "option '--hide-thoughts' takes no value")
   }
 
   /// The help tells the two thinking flags apart.

@@ -21,11 +21,15 @@ struct PatternCursor {
 
   /// The first place at or after `start` where `word` occurs.
   func find(_ word: String, from start: Int) -> Int? {
-    let needle = Array(word.unicodeScalars)
-    guard let first = needle.first, count >= needle.count else { return nil }
-    var index = start
-    while index + needle.count <= count {
-      if scalars[index] == first, scalars[index..<(index + needle.count)].elementsEqual(needle) { return index }
+    Self.find(Array(word.unicodeScalars), in: scalars, from: start, to: count)
+  }
+
+  /// The first place in `text[start..<end]` where `needle` begins and ends.
+  static func find(_ needle: [Unicode.Scalar], in text: [Unicode.Scalar], from start: Int, to end: Int) -> Int? {
+    guard let first = needle.first else { return nil }
+    var index = max(0, start)
+    while index + needle.count <= min(end, text.count) {
+      if text[index] == first, text[index..<(index + needle.count)].elementsEqual(needle) { return index }
       index += 1
     }
     return nil

@@ -1,3 +1,4 @@
+import Foundation
 import HybridInferenceCore
 
 /// The calls a template printed for the probe conversation, as Unicode
@@ -14,7 +15,7 @@ struct ProbeText {
 
   init(_ region: [Unicode.Scalar], ids: [String]) {
     var text = String(String.UnicodeScalarView(region))
-    for id in ids { text = text.replacingAll(id, with: String(Character(Self.idMark))) }
+    for id in ids { text = text.replacingOccurrences(of: id, with: String(Character(Self.idMark))) }
     scalars = Array(text.unicodeScalars)
   }
 
@@ -26,13 +27,9 @@ struct ProbeText {
     let end = min(limit ?? scalars.count, scalars.count)
     var found: [Range<Int>] = []
     var index = start
-    while !needle.isEmpty, index + needle.count <= end {
-      if scalars[index..<(index + needle.count)].elementsEqual(needle) {
-        found.append(index..<(index + needle.count))
-        index += needle.count
-      } else {
-        index += 1
-      }
+    while let next = PatternCursor.find(needle, in: scalars, from: index, to: end) {
+      found.append(next..<(next + needle.count))
+      index = next + needle.count
     }
     return found
   }
@@ -202,20 +199,5 @@ struct ProbeText {
 
   static func string(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
     String(String.UnicodeScalarView(scalars))
-  }
-}
-
-extension String {
-  /// The text with every occurrence of `word` replaced by `replacement`.
-  func replacingAll(_ word: String, with replacement: String) -> String {
-    guard !word.isEmpty else { return self }
-    var result = ""
-    var rest = self[...]
-    while let range = rest.range(of: word) {
-      result += rest[..<range.lowerBound]
-      result += replacement
-      rest = rest[range.upperBound...]
-    }
-    return result + rest
   }
 }
