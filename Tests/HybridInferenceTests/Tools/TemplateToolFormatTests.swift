@@ -123,4 +123,24 @@ final class TemplateToolFormatTests: XCTestCase {
     _ = filter.feed(String(repeating: "<tool_call>", count: 10_000))
     XCTAssertThrowsError(try filter.finish())
   }
+
+  /// Hostile tagged values, in a child process (a crash would end it):
+  /// a nesting bomb, Int.min, a number past Double, a megabyte of opens.
+  func testHostileTaggedValues_areTypedErrorsOrValues_inAChildProcess() async throws {
+    try await ChildProcess.assertPasses(self) {
+      let coder = ToolCallSyntax.ofFixture("Qwen3-Coder.jinja")
+      func call(days: String) -> String {
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n" + days
+          + "\n</parameter>\n</function>\n</tool_call>"
+      }
+      let bomb = ToolFixtures.read(call(days: String(repeating: "[", count: 200_000)), syntax: coder)
+      XCTAssertEqual(bomb.first?.name, "get_weather", "an unreadable JSON value is kept as text")
+      for number in ["-9223372036854775808", "1e999999", "99999999999999999999999999"] {
+        XCTAssertEqual(ToolFixtures.read(call(days: number), syntax: coder).count, 1, number)
+      }
+      var filter = ToolCallStreamFilter(syntax: coder, tools: [ToolFixtures.weather])
+      _ = filter.feed("<tool_call>\n<function=get_weather>" + String(repeating: "\n<parameter=", count: 100_000))
+      XCTAssertThrowsError(try filter.finish())
+    }
+  }
 }
